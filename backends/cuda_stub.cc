@@ -1,0 +1,28 @@
+// Built when MINFER_WITH_CUDA is OFF: the CUDA backend is absent, and asking for it says so.
+#include "backends/cuda_api.h"
+#include "minfer/registry.h"
+
+namespace minfer {
+
+void register_cuda_kernels(OpRegistry&) {}
+
+namespace cuda {
+bool available() { return false; }
+int device_count() { return 0; }
+std::shared_ptr<DeviceContext> create_context(int) {
+  throw Error(ErrorCode::Device,
+              "this build of minfer has no CUDA backend (configure with -DMINFER_WITH_CUDA=ON "
+              "on a machine with nvcc)");
+}
+
+[[noreturn]] static void no_cuda() {
+  throw Error(ErrorCode::Device, "this build of minfer has no CUDA backend");
+}
+void* device_alloc(DeviceContext&, size_t) { no_cuda(); }
+void device_free(DeviceContext&, void*) {}
+void copy_to_device(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
+void copy_to_host(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
+void synchronize(DeviceContext&) {}
+}  // namespace cuda
+
+}  // namespace minfer

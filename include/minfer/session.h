@@ -1,0 +1,60 @@
+// Session: load a model, optimize it, plan it once, run it many times.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "minfer/graph.h"
+#include "minfer/tensor.h"
+
+namespace minfer {
+
+enum class Precision { fp32, int8 };
+
+struct SessionOptions {
+  Device device = Device::cpu();
+  Precision precision = Precision::fp32;
+  int threads = 0;          // 0 = all hardware threads
+  int optimization_level = 2;  // 0 none .. 3 all (see graph/passes/pipeline.cpp)
+  std::vector<std::string> disabled_passes;
+  bool verbose = false;     // per-pass log on stderr
+};
+
+struct PlanStats {
+  size_t arena_bytes = 0;  // one arena for all intermediate tensors, from liveness
+  size_t naive_bytes = 0;  // the sum of all intermediate tensor sizes
+  size_t node_count = 0;
+};
+
+using NamedTensors = std::map<std::string, Tensor>;
+
+class Session {
+ public:
+  Session(Graph graph, SessionOptions options = {});
+  static Session from_file(const std::string& onnx_path, SessionOptions options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // Runs the model. Inputs by name; every graph input must be given (batch may vary when
+  // the model's batch dimension is symbolic). Returns every graph output by name.
+  // Safe to call from several threads at once.
+  NamedTensors run(const NamedTensors& inputs) const;
+  // Convenience for single-input models.
+  Tensor run_one(const Tensor& input) const;
+
+  const Graph& graph() const;  // the optimized graph
+  const std::vector<std::string>& input_names() const;
+  const std::vector<std::string>& output_names() const;
+  // Plan statistics for the given input shapes (planned on demand if not yet).
+  PlanStats plan_stats(const std::map<std::string, Shape>& input_shapes) const;
+  const SessionOptions& options() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace minfer

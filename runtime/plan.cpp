@@ -1,0 +1,389 @@
+#include "runtime/plan.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include "backends/cuda_api.h"
+#include "minfer/registry.h"
+#include "runtime/memory_planner.h"
+
+namespace minfer {
+
+namespace {
+
+// Plan-time evaluation of nodes whose inputs are all known (shape arithmetic left over at
+// opt level 0, Shape of a now-static tensor) is capped so it never does real work.
+constexpr int64_t kFoldLimitElements = 1 << 16;
+
+int device_slot(const Device& d) { return d.is_cpu() ? 0 : 1; }
+
+class PlanBuilder {
+ public:
+  PlanBuilder(const Graph& g, const SessionOptions& options, int threads, DeviceContext* dctx)
+      : g_(g), options_(options), threads_(threads), dctx_(dctx) {}
+
+  std::unique_ptr<Plan> build(const std::vector<Shape>& input_shapes) {
+    plan_ = std::make_unique<Plan>();
+    plan_->device_context = dctx_;
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      const Value* v = g_.inputs()[i];
+      Slot s;
+      s.kind = Slot::Kind::Input;
+      s.dtype = v->dtype;
+      s.shape = input_shapes[i];
+      s.input_index = static_cast<int>(i);
+      s.name = v->name;
+      slot_of_[v] = add_slot(std::move(s));
+    }
+    for (const Node* n : g_.topo_order()) plan_node(*n);
+    for (const Value* v : g_.outputs()) plan_->output_slots.push_back(host_slot(slot_for(v)));
+    assign_memory();
+    return std::move(plan_);
+  }
+
+ private:
+  int add_slot(Slot s) {
+    plan_->slots.push_back(std::move(s));
+    return static_cast<int>(plan_->slots.size()) - 1;
+  }
+
+  int constant_slot(const Tensor* t, const std::string& name) {
+    Slot s;
+    s.kind = Slot::Kind::Constant;
+    s.dtype = t->dtype();
+    s.shape = t->shape();
+    s.constant = t;
+    s.name = name;
+    return add_slot(std::move(s));
+  }
+
+  int slot_for(const Value* v) {
+    auto it = slot_of_.find(v);
+    if (it != slot_of_.end()) return it->second;
+    check(v->is_constant(), ErrorCode::InvalidModel,
+          "value '" + v->name + "' is used but never produced");
+    int id = constant_slot(&*v->constant, v->name);
+    slot_of_[v] = id;
+    return id;
+  }
+
+  TensorInfo info_of(int slot) const {
+    const Slot& s = plan_->slots[slot];
+    TensorInfo info;
+    info.present = true;
+    info.dtype = s.dtype;
+    info.shape = s.shape;
+    info.constant = s.kind == Slot::Kind::Constant ? s.constant : nullptr;
+    return info;
+  }
+
+  // Evaluates a node at plan time when its result only depends on what is already known.
+  bool try_fold(const Node& n, const std::vector<int>& in, const InferContext& inferred) {
+    std::vector<Tensor> outputs;
+    if (n.op_type == "Shape" && n.domain.empty()) {
+      const Shape& shape = plan_->slots[in[0]].shape;
+      int64_t rank = static_cast<int64_t>(shape.rank());
+      int64_t start = n.attrs.get_int("start", 0), end = n.attrs.get_int("end", rank);
+      if (start < 0) start += rank;
+      if (end < 0) end += rank;
+      start = std::clamp<int64_t>(start, 0, rank);
+      end = std::clamp<int64_t>(end, start, rank);
+      std::vector<int64_t> dims(shape.dims().begin() + start, shape.dims().begin() + end);
+      outputs.push_back(Tensor::from_vector(dims, Shape{static_cast<int64_t>(dims.size())}));
+    } else {
+      for (int id : in)
+        if (id >= 0 && plan_->slots[id].kind != Slot::Kind::Constant) return false;
+      for (const TensorInfo& o : inferred.outputs())
+        if (!o.present || !o.shape.is_static() || o.shape.numel() > kFoldLimitElements)
+          return false;
+      std::vector<Tensor> inputs;
+      for (int id : in) inputs.push_back(id >= 0 ? *plan_->slots[id].constant : Tensor());
+      const OpSchema& schema = OpRegistry::global().get_op(n.domain, n.op_type);
+      outputs = schema.reference(n, inputs);
+    }
+    for (size_t i = 0; i < n.outputs.size() && i < outputs.size(); ++i) {
+      plan_->folded.push_back(std::make_unique<Tensor>(std::move(outputs[i])));
+      slot_of_[n.outputs[i]] = constant_slot(plan_->folded.back().get(), n.outputs[i]->name);
+    }
+    return true;
+  }
+
+  void plan_node(const Node& n) {
+    const OpSchema& schema = OpRegistry::global().get_op(n.domain, n.op_type);
+    std::vector<int> in;
+    std::vector<TensorInfo> infos;
+    for (const Value* v : n.inputs) {
+      in.push_back(v ? slot_for(v) : -1);
+      infos.push_back(v ? info_of(in.back()) : TensorInfo{});
+    }
+    InferContext inferred(n, infos);
+    schema.infer(inferred);
+    if (try_fold(n, in, inferred)) return;
+
+    PrepareContext pctx{n, infos, inferred.outputs()};
+    pctx.threads = threads_;
+    for (size_t i = 0; i < pctx.outputs.size(); ++i) {
+      const TensorInfo& o = pctx.outputs[i];
+      check(o.present && o.shape.is_static(), ErrorCode::Unsupported,
+            n.describe() + ": the shape of output '" + n.outputs[i]->name +
+                "' depends on data only known while running (" +
+                (o.present ? o.shape.to_string() : "unknown") +
+                "); minfer needs static shapes once the inputs' shapes are known");
+    }
+
+    // Device: the session's device where a kernel there accepts the node, else the CPU.
+    const KernelDef* def = nullptr;
+    Device device = Device::cpu();
+    if (!options_.device.is_cpu()) {
+      pctx.device = options_.device;
+      pctx.device_context = dctx_;
+      def = OpRegistry::global().find_kernel(pctx, Device::Type::CUDA);
+      if (def) device = options_.device;
+    }
+    if (!def) {
+      pctx.device = Device::cpu();
+      pctx.device_context = nullptr;
+      def = OpRegistry::global().find_kernel(pctx, Device::Type::CPU);
+    }
+    Step step;
+    step.node = &n;
+    step.device = device;
+    if (def) {
+      step.kernel = def->create();
+      step.kernel_name = def->name.empty() ? "kernel" : def->name;
+    } else {
+      step.kernel = make_reference_kernel(schema);
+      step.kernel_name = "reference";
+    }
+    step.kernel->prepare(pctx);
+    step.workspace_bytes = pctx.workspace_bytes;
+    if (options_.verbose)
+      std::fprintf(stderr, "[minfer] %-40s on %s with %s\n", n.describe().c_str(),
+                   device.to_string().c_str(), step.kernel_name.c_str());
+
+    for (int id : in) step.inputs.push_back(id < 0 ? -1 : on_device(id, device));
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      Slot s;
+      s.kind = Slot::Kind::Arena;
+      s.dtype = pctx.outputs[i].dtype;
+      s.shape = pctx.outputs[i].shape;
+      s.device = device;
+      s.name = n.outputs[i]->name;
+      int id = add_slot(std::move(s));
+      slot_of_[n.outputs[i]] = id;
+      step.outputs.push_back(id);
+    }
+    plan_->steps.push_back(std::move(step));
+  }
+
+  // The slot holding `id`'s data on `device`, adding a copy step the first time.
+  int on_device(int id, const Device& device) {
+    Slot& s = plan_->slots[id];
+    if (s.kind == Slot::Kind::Input || s.kind == Slot::Kind::Constant) {
+      if (device.is_cpu()) return id;
+      if (s.kind == Slot::Kind::Constant) return upload_constant(id);
+    } else if (s.device == device) {
+      return id;
+    }
+    auto key = std::make_pair(id, device_slot(device));
+    if (auto it = mirrors_.find(key); it != mirrors_.end()) return it->second;
+    Slot copy = plan_->slots[id];
+    copy.kind = Slot::Kind::Arena;
+    copy.device = device;
+    copy.name += device.is_cpu() ? "@cpu" : "@cuda";
+    int copy_id = add_slot(std::move(copy));
+    Step step;
+    step.kind = device.is_cpu() ? Step::Kind::CopyToHost : Step::Kind::CopyToDevice;
+    step.device = device;
+    step.inputs = {id};
+    step.outputs = {copy_id};
+    plan_->steps.push_back(std::move(step));
+    mirrors_[key] = copy_id;
+    return copy_id;
+  }
+
+  int upload_constant(int id) {
+    auto key = std::make_pair(id, 1);
+    if (auto it = mirrors_.find(key); it != mirrors_.end()) return it->second;
+    Slot copy = plan_->slots[id];
+    const Tensor& t = *copy.constant;
+    copy.device = options_.device;
+    copy.device_constant = cuda::device_alloc(*dctx_, std::max<size_t>(t.nbytes(), 1));
+    plan_->device_buffers.push_back(copy.device_constant);
+    if (t.nbytes()) cuda::copy_to_device(*dctx_, copy.device_constant, t.raw(), t.nbytes());
+    int copy_id = add_slot(std::move(copy));
+    mirrors_[key] = copy_id;
+    return copy_id;
+  }
+
+  int host_slot(int id) { return on_device(id, Device::cpu()); }
+
+  void assign_memory() {
+    const int n_steps = static_cast<int>(plan_->steps.size());
+    // Lifetime of every arena slot: from its producing step to its last reader. Graph
+    // outputs stay live to the end, since they are copied out after the last step.
+    std::vector<int> first(plan_->slots.size(), -1), last(plan_->slots.size(), -1);
+    for (int i = 0; i < n_steps; ++i) {
+      for (int id : plan_->steps[i].outputs) first[id] = last[id] = i;
+      for (int id : plan_->steps[i].inputs)
+        if (id >= 0) last[id] = i;
+    }
+    for (int id : plan_->output_slots) last[id] = n_steps;
+    for (int dev = 0; dev < 2; ++dev) {
+      std::vector<BufferRequest> requests;
+      std::vector<std::pair<int, bool>> owners;  // (slot or step id, is_workspace)
+      for (size_t id = 0; id < plan_->slots.size(); ++id) {
+        const Slot& s = plan_->slots[id];
+        if (s.kind != Slot::Kind::Arena || device_slot(s.device) != dev || first[id] < 0) continue;
+        requests.push_back({static_cast<size_t>(s.shape.numel()) * dtype_size(s.dtype), first[id],
+                            last[id]});
+        owners.push_back({static_cast<int>(id), false});
+      }
+      for (int i = 0; i < n_steps; ++i) {
+        const Step& st = plan_->steps[i];
+        if (st.workspace_bytes == 0 || device_slot(st.device) != dev) continue;
+        requests.push_back({st.workspace_bytes, i, i});
+        owners.push_back({i, true});
+      }
+      MemoryPlan mp = plan_memory(requests);
+      for (size_t r = 0; r < requests.size(); ++r) {
+        if (owners[r].second)
+          plan_->steps[owners[r].first].workspace_offset = mp.offsets[r];
+        else
+          plan_->slots[owners[r].first].offset = mp.offsets[r];
+      }
+      plan_->arena_bytes[dev] = mp.arena_bytes;
+      plan_->stats.arena_bytes += mp.arena_bytes;
+      plan_->stats.naive_bytes += mp.naive_bytes;
+    }
+    plan_->stats.node_count = g_.node_count();
+  }
+
+  const Graph& g_;
+  const SessionOptions& options_;
+  int threads_;
+  DeviceContext* dctx_;
+  std::unique_ptr<Plan> plan_;
+  std::map<const Value*, int> slot_of_;
+  std::map<std::pair<int, int>, int> mirrors_;
+};
+
+}  // namespace
+
+// What one run needs that must not be shared with a concurrent run.
+struct ExecContext {
+  void* arena[2] = {nullptr, nullptr};
+  DeviceContext* device_context = nullptr;
+  std::vector<Tensor> tensors;          // one per slot: views into the arenas or constants
+  std::vector<RunContext> run_contexts;  // one per step, pointing into `tensors`
+
+  ~ExecContext() {
+    std::free(arena[0]);
+    if (arena[1] && device_context) cuda::device_free(*device_context, arena[1]);
+  }
+};
+
+namespace {
+std::unique_ptr<ExecContext> make_context(Plan& plan) {
+  auto ctx = std::make_unique<ExecContext>();
+  ctx->device_context = plan.device_context;
+  size_t cpu_bytes = std::max<size_t>(plan.arena_bytes[0], kArenaAlignment);
+  ctx->arena[0] = std::aligned_alloc(kArenaAlignment, cpu_bytes);
+  if (!ctx->arena[0])
+    throw Error(ErrorCode::OutOfMemory, "cannot allocate an arena of " +
+                                            std::to_string(cpu_bytes) + " bytes");
+  if (plan.arena_bytes[1])
+    ctx->arena[1] = cuda::device_alloc(*plan.device_context, plan.arena_bytes[1]);
+  ctx->tensors.resize(plan.slots.size());
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const Slot& s = plan.slots[i];
+    if (s.kind == Slot::Kind::Arena) {
+      char* base = static_cast<char*>(ctx->arena[device_slot(s.device)]);
+      ctx->tensors[i] = Tensor::view(base + s.offset, s.dtype, s.shape, s.device);
+    } else if (s.kind == Slot::Kind::Constant) {
+      ctx->tensors[i] = s.device_constant
+                            ? Tensor::view(s.device_constant, s.dtype, s.shape, s.device)
+                            : *s.constant;
+    }
+  }
+  for (const Step& st : plan.steps) {
+    RunContext rc;
+    for (int id : st.inputs) rc.inputs.push_back(id >= 0 ? &ctx->tensors[id] : nullptr);
+    for (int id : st.outputs) rc.outputs.push_back(&ctx->tensors[id]);
+    if (st.workspace_bytes)
+      rc.workspace = static_cast<char*>(ctx->arena[device_slot(st.device)]) + st.workspace_offset;
+    rc.device_context = st.device.is_cpu() ? nullptr : plan.device_context;
+    ctx->run_contexts.push_back(std::move(rc));
+  }
+  return ctx;
+}
+}  // namespace
+
+std::unique_ptr<ExecContext> Plan::acquire() {
+  {
+    std::lock_guard<std::mutex> lock(pool_mutex_);
+    if (!pool_.empty()) {
+      auto ctx = std::move(pool_.back());
+      pool_.pop_back();
+      return ctx;
+    }
+  }
+  return make_context(*this);
+}
+
+void Plan::release(std::unique_ptr<ExecContext> ctx) {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  pool_.push_back(std::move(ctx));
+}
+
+Plan::~Plan() {
+  pool_.clear();
+  if (device_context)
+    for (void* p : device_buffers) cuda::device_free(*device_context, p);
+}
+
+std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input_shapes,
+                                 const SessionOptions& options, int threads,
+                                 DeviceContext* device_context) {
+  return PlanBuilder(g, options, threads, device_context).build(input_shapes);
+}
+
+std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
+                                 int threads) {
+  std::unique_ptr<ExecContext> ctx = plan.acquire();
+  struct Releaser {  // returns the context to the pool even when a kernel throws
+    Plan& plan;
+    std::unique_ptr<ExecContext>& ctx;
+    ~Releaser() { plan.release(std::move(ctx)); }
+  } releaser{plan, ctx};
+
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const Slot& s = plan.slots[i];
+    if (s.kind == Slot::Kind::Input)
+      ctx->tensors[i] =
+          Tensor::view(const_cast<void*>(inputs[s.input_index]->raw()), s.dtype, s.shape);
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& st = plan.steps[i];
+    RunContext& rc = ctx->run_contexts[i];
+    rc.threads = threads;
+    switch (st.kind) {
+      case Step::Kind::Kernel: st.kernel->run(rc); break;
+      case Step::Kind::CopyToDevice:
+        cuda::copy_to_device(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
+                             rc.inputs[0]->nbytes());
+        break;
+      case Step::Kind::CopyToHost:
+        cuda::copy_to_host(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
+                           rc.inputs[0]->nbytes());
+        break;
+    }
+  }
+  if (plan.device_context) cuda::synchronize(*plan.device_context);
+  std::vector<Tensor> outputs;
+  for (int id : plan.output_slots) outputs.push_back(ctx->tensors[id].clone());
+  return outputs;
+}
+
+}  // namespace minfer

@@ -1,0 +1,73 @@
+// An execution plan: the graph specialized to concrete input shapes, with a kernel per node,
+// a device per node, and every intermediate tensor at a fixed offset in an arena.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "minfer/kernel.h"
+#include "minfer/session.h"
+
+namespace minfer {
+
+// Where a tensor of the plan lives.
+struct Slot {
+  enum class Kind { Input, Constant, Arena };
+  Kind kind = Kind::Arena;
+  DType dtype = DType::f32;
+  Shape shape;
+  Device device;
+  const Tensor* constant = nullptr;  // Kind::Constant (on the CPU)
+  void* device_constant = nullptr;   // Kind::Constant uploaded to the GPU
+  int input_index = -1;              // Kind::Input: index into the graph inputs
+  size_t offset = 0;                 // Kind::Arena: offset in the arena of `device`
+  std::string name;
+};
+
+struct Step {
+  enum class Kind { Kernel, CopyToDevice, CopyToHost };
+  Kind kind = Kind::Kernel;
+  const Node* node = nullptr;          // Kind::Kernel
+  std::unique_ptr<Kernel> kernel;      // Kind::Kernel
+  std::string kernel_name;             // for logs and inspect
+  Device device;
+  std::vector<int> inputs;             // slot ids, -1 for absent optional inputs
+  std::vector<int> outputs;            // slot ids
+  size_t workspace_offset = 0, workspace_bytes = 0;  // in the arena of `device`
+};
+
+struct ExecContext;
+
+struct Plan {
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<int> output_slots;  // one per graph output
+  std::vector<std::unique_ptr<Tensor>> folded;  // plan-time constants (e.g. Shape outputs)
+  size_t arena_bytes[2] = {0, 0};               // [cpu, cuda]
+  PlanStats stats;
+  DeviceContext* device_context = nullptr;
+  std::vector<void*> device_buffers;  // uploaded constants, freed with the plan
+
+  // Execution contexts (arena + tensor views), reused across runs; one per concurrent run.
+  std::unique_ptr<ExecContext> acquire();
+  void release(std::unique_ptr<ExecContext> ctx);
+  ~Plan();
+
+ private:
+  std::mutex pool_mutex_;
+  std::vector<std::unique_ptr<ExecContext>> pool_;
+};
+
+// Builds the plan of `g` (already optimized) for the given input shapes.
+std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input_shapes,
+                                 const SessionOptions& options, int threads,
+                                 DeviceContext* device_context);
+
+// Runs the plan with the given inputs (in graph-input order); returns outputs in order.
+std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
+                                 int threads);
+
+}  // namespace minfer

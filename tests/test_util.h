@@ -1,0 +1,69 @@
+// Shared helpers for the tests: random tensors, data paths, comparisons.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "minfer/minfer.h"
+
+namespace minfer::test {
+
+// The shared data folder (../shared/data next to the project, or $MINFER_DATA). A test that
+// needs it fails with a message when it is missing; it never passes silently.
+inline std::filesystem::path data_dir() {
+  if (const char* env = std::getenv("MINFER_DATA")) return env;
+  auto p = std::filesystem::path(MINFER_SOURCE_DIR) / ".." / "shared" / "data";
+  INFO("test data not found at " << p.string() << " (set MINFER_DATA)");
+  REQUIRE(std::filesystem::exists(p));
+  return std::filesystem::canonical(p);
+}
+
+// A fresh temporary directory for one test.
+inline std::filesystem::path temp_dir(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("minfer_test_" + name);
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+inline Tensor random_tensor(Shape shape, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
+  Tensor t(DType::f32, std::move(shape));
+  std::uniform_real_distribution<float> dist(lo, hi);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+  return t;
+}
+
+// Largest |a-b| / (atol + rtol*|b|) over all elements: <= 1 means "close".
+inline double max_violation(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  REQUIRE(a.shape() == b.shape());
+  const float* x = a.data<float>();
+  const float* y = b.data<float>();
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double v = std::abs(double(x[i]) - double(y[i])) / (atol + rtol * std::abs(double(y[i])));
+    if (!(v <= worst)) worst = std::isnan(v) ? INFINITY : v;
+  }
+  return worst;
+}
+
+inline void require_close(const Tensor& a, const Tensor& b, double rtol = 1e-4,
+                          double atol = 1e-5) {
+  INFO("shape " << a.shape().to_string());
+  REQUIRE(max_violation(a, b, rtol, atol) <= 1.0);
+}
+
+// Bit-for-bit equality (int8 paths, and rewrites that must not change the math).
+inline void require_equal(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.dtype() == b.dtype());
+  REQUIRE(a.shape() == b.shape());
+  REQUIRE(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
+}
+
+}  // namespace minfer::test
