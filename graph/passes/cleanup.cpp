@@ -1,0 +1,65 @@
+// Dead-code elimination and removal of nodes that do nothing.
+#include "graph/passes/passes.h"
+#include "graph/passes/rewrite.h"
+
+namespace minfer::passes {
+
+bool eliminate_dead_code(Graph& g, PassLog& log) {
+  bool changed = false;
+  auto order = g.topo_order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // consumers first
+    Node* n = *it;
+    bool used = false;
+    for (const Value* v : n->outputs) used |= !v->uses.empty() || v->is_graph_output;
+    if (used) continue;
+    log.note("removed unused " + n->describe());
+    g.remove_node(n);
+    changed = true;
+  }
+  if (changed) g.remove_unused_values();
+  return changed;
+}
+
+namespace {
+// True when the node's output is its input unchanged (same dtype, shape and data order).
+bool is_no_op(const Node& n) {
+  if (n.inputs.empty() || !n.inputs[0] || n.outputs.size() != 1) return false;
+  const Value* in = n.inputs[0];
+  const Value* out = n.outputs[0];
+  if (!in->shape_known || !out->shape_known || in->dtype != out->dtype) return false;
+  if (n.domain.empty() && (n.op_type == "Identity" || n.op_type == "Dropout")) return true;
+  if (!in->shape.is_static() || in->shape != out->shape) return false;
+  if (n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Flatten" ||
+                           n.op_type == "Squeeze" || n.op_type == "Unsqueeze"))
+    return true;
+  if (rewrite::is_op(&n, "Transpose")) {
+    auto perm = n.attrs.get_ints("perm");
+    for (size_t i = 0; i < perm.size(); ++i)
+      if (perm[i] != static_cast<int64_t>(i)) return false;
+    return !perm.empty();
+  }
+  return false;
+}
+}  // namespace
+
+bool eliminate_identities(Graph& g, PassLog& log) {
+  bool changed = false;
+  for (Node* n : g.topo_order()) {
+    if (!is_no_op(*n)) continue;
+    Value* in = n->inputs[0];
+    Value* out = n->outputs[0];
+    // A graph output keeps its name: skip when the input cannot take it over.
+    if (out->is_graph_output && (in->is_graph_input || in->is_graph_output || in->is_constant()))
+      continue;
+    const std::string name = out->name;
+    g.replace_all_uses(out, in);
+    log.note("removed no-op " + n->describe());
+    g.remove_node(n);
+    g.remove_unused_values();
+    if (in->is_graph_output) g.rename_value(in, name);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace minfer::passes

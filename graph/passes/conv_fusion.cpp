@@ -1,0 +1,133 @@
+// Conv fusions into com.minfer:FusedConv, whose kernels apply bias, the residual add and the
+// activation in the same pass over the output: Y = act(conv(X, W) + B + Z).
+#include <limits>
+
+#include "graph/passes/passes.h"
+#include "graph/passes/rewrite.h"
+#include "minfer/registry.h"
+
+namespace minfer::passes {
+
+namespace {
+bool is_conv(const Node* n) {
+  return rewrite::is_op(n, "Conv") || rewrite::is_op(n, "FusedConv", kMinferDomain);
+}
+bool has_activation(const Node* n) { return !n->attrs.get_string("activation", "").empty(); }
+bool has_residual(const Node* n) { return n->input(3) != nullptr; }
+
+// A FusedConv with the conv's inputs and attributes; inputs beyond are filled by the caller.
+Node* make_fused(Graph& g, const Node& conv, Value* bias, Value* residual, Attributes attrs) {
+  std::vector<Value*> inputs{conv.inputs[0], conv.inputs[1], bias};
+  if (residual) inputs.push_back(residual);
+  return g.add_node("FusedConv", conv.name, inputs, 1, std::move(attrs), kMinferDomain);
+}
+
+// Relu, or Clip with constant bounds: the activation attributes, or nothing.
+std::optional<Attributes> activation_of(const Node& act, Attributes attrs) {
+  if (rewrite::is_op(&act, "Relu")) {
+    attrs.set("activation", std::string("Relu"));
+    return attrs;
+  }
+  if (!rewrite::is_op(&act, "Clip")) return std::nullopt;
+  float lo = act.attrs.get_float("min", std::numeric_limits<float>::lowest());
+  float hi = act.attrs.get_float("max", std::numeric_limits<float>::max());
+  for (size_t i = 1; i <= 2; ++i) {
+    if (!act.input(i)) continue;
+    const Tensor* t = rewrite::constant_of(act.input(i));
+    if (!t || t->dtype() != DType::f32 || t->numel() != 1) return std::nullopt;
+    (i == 1 ? lo : hi) = t->data<float>()[0];
+  }
+  attrs.set("activation", std::string("Clip"));
+  attrs.set("activation_min", lo);
+  attrs.set("activation_max", hi);
+  return attrs;
+}
+}  // namespace
+
+bool fuse_conv_bias(Graph& g, PassLog& log) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* n : g.topo_order()) {
+    if (removed.count(n)) continue;
+    if (!is_conv(n) || has_activation(n) || has_residual(n)) continue;
+    Node* add = rewrite::sole_user(n->outputs[0]);
+    if (!rewrite::is_op(add, "Add")) continue;
+    const Value* other = add->inputs[0] == n->outputs[0] ? add->inputs[1] : add->inputs[0];
+    const Tensor* c = rewrite::constant_of(other);
+    const Tensor* w = rewrite::constant_of(n->input(1));
+    if (!c || !w || c->dtype() != DType::f32) continue;
+    const int64_t channels = w->dim(0);
+    // Only a per-output-channel constant: [C,1,1] or [1,C,1,1].
+    const auto& d = c->shape().dims();
+    bool per_channel = c->numel() == channels && d.size() >= 3 && d.size() <= 4 &&
+                       d[d.size() - 3] == channels;
+    if (!per_channel || n->outputs[0]->shape.rank() != 4) continue;
+    const Tensor* b = rewrite::constant_of(n->input(2));
+    if (n->input(2) && !b) continue;
+    std::vector<float> bias(channels);
+    for (int64_t k = 0; k < channels; ++k)
+      bias[k] = (b ? b->data<float>()[k] : 0.f) + c->data<float>()[k];
+    Value* new_b = g.add_constant(n->name + ".bias_fused", Tensor::from_vector(bias, Shape{channels}));
+    Node* fused = g.add_node(n->op_type, n->name, {n->inputs[0], n->inputs[1], new_b}, 1,
+                             n->attrs, n->domain);
+    log.note("fused " + add->describe() + " into the bias of " + n->describe());
+    rewrite::replace_chain(g, {n, add}, fused, removed);
+    changed = true;
+  }
+  return changed;
+}
+
+bool fuse_conv_residual(Graph& g, PassLog& log) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* add : g.topo_order()) {
+    if (removed.count(add)) continue;
+    if (!rewrite::is_op(add, "Add") || add->inputs.size() != 2) continue;
+    // Prefer fusing the conv on input 0 (torchvision: out += identity).
+    for (int side = 0; side < 2; ++side) {
+      Value* mine = add->inputs[side];
+      Value* shortcut = add->inputs[1 - side];
+      Node* conv = mine ? mine->producer : nullptr;
+      if (!is_conv(conv) || has_activation(conv) || has_residual(conv)) continue;
+      if (rewrite::sole_user(mine) != add || !shortcut || shortcut == mine) continue;
+      if (!mine->shape_known || !shortcut->shape_known || mine->shape != shortcut->shape ||
+          mine->dtype != DType::f32 || shortcut->dtype != DType::f32)
+        continue;
+      std::vector<Node*> chain{conv, add};
+      Attributes attrs = conv->attrs;
+      Node* relu = rewrite::sole_user(add->outputs[0]);
+      if (rewrite::is_op(relu, "Relu")) {
+        attrs.set("activation", std::string("Relu"));
+        chain.push_back(relu);
+      }
+      Node* fused = make_fused(g, *conv, conv->input(2), shortcut, attrs);
+      std::string what = "fused " + conv->describe() + " + " + add->describe();
+      if (chain.size() == 3) what += " + " + relu->describe();
+      log.note(what);
+      rewrite::replace_chain(g, chain, fused, removed);
+      changed = true;
+      break;
+    }
+  }
+  return changed;
+}
+
+bool fuse_conv_activation(Graph& g, PassLog& log) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* n : g.topo_order()) {
+    if (removed.count(n)) continue;
+    if (!is_conv(n) || has_activation(n)) continue;
+    Node* act = rewrite::sole_user(n->outputs[0]);
+    if (!act || act->inputs[0] != n->outputs[0]) continue;
+    auto attrs = activation_of(*act, n->attrs);
+    if (!attrs) continue;
+    Node* fused = make_fused(g, *n, n->input(2), n->input(3), *attrs);
+    log.note("fused " + n->describe() + " + " + act->describe());
+    rewrite::replace_chain(g, {n, act}, fused, removed);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace minfer::passes

@@ -1,0 +1,76 @@
+// Gemm fusions: MatMul + Add(bias) becomes Gemm; Gemm + Relu/Clip becomes com.minfer:FusedGemm,
+// whose kernels apply the activation while writing the output.
+#include <limits>
+
+#include "graph/passes/passes.h"
+#include "graph/passes/rewrite.h"
+#include "minfer/registry.h"
+
+namespace minfer::passes {
+
+namespace {
+bool matmul_add_to_gemm(Graph& g, PassLog& log, std::set<const Node*>& removed) {
+  bool changed = false;
+  for (Node* n : g.topo_order()) {
+    if (removed.count(n) || !rewrite::is_op(n, "MatMul")) continue;
+    Node* add = rewrite::sole_user(n->outputs[0]);
+    if (!rewrite::is_op(add, "Add")) continue;
+    const Value* a = n->inputs[0];
+    const Tensor* b = rewrite::constant_of(n->inputs[1]);
+    Value* bias = add->inputs[0] == n->outputs[0] ? add->inputs[1] : add->inputs[0];
+    const Tensor* c = rewrite::constant_of(bias);
+    // Gemm is 2-D only: A [M,K], B [K,N], bias [N].
+    if (!a->shape_known || a->shape.rank() != 2 || !b || b->rank() != 2 || !c ||
+        c->rank() != 1 || c->numel() != b->dim(1) || a->dtype != DType::f32)
+      continue;
+    Node* gemm = g.add_node("Gemm", n->name, {n->inputs[0], n->inputs[1], bias});
+    log.note("fused " + n->describe() + " + " + add->describe() + " into Gemm");
+    rewrite::replace_chain(g, {n, add}, gemm, removed);
+    changed = true;
+  }
+  return changed;
+}
+
+bool gemm_activation(Graph& g, PassLog& log, std::set<const Node*>& removed) {
+  bool changed = false;
+  for (Node* n : g.topo_order()) {
+    if (removed.count(n) || !rewrite::is_op(n, "Gemm")) continue;
+    Node* act = rewrite::sole_user(n->outputs[0]);
+    if (!act || act->inputs[0] != n->outputs[0]) continue;
+    Attributes attrs = n->attrs;
+    if (rewrite::is_op(act, "Relu")) {
+      attrs.set("activation", std::string("Relu"));
+    } else if (rewrite::is_op(act, "Clip")) {
+      float lo = act->attrs.get_float("min", std::numeric_limits<float>::lowest());
+      float hi = act->attrs.get_float("max", std::numeric_limits<float>::max());
+      bool ok = true;
+      for (size_t i = 1; i <= 2; ++i) {
+        if (!act->input(i)) continue;
+        const Tensor* t = rewrite::constant_of(act->input(i));
+        ok &= t && t->dtype() == DType::f32 && t->numel() == 1;
+        if (ok) (i == 1 ? lo : hi) = t->data<float>()[0];
+      }
+      if (!ok) continue;
+      attrs.set("activation", std::string("Clip"));
+      attrs.set("activation_min", lo);
+      attrs.set("activation_max", hi);
+    } else {
+      continue;
+    }
+    Node* fused = g.add_node("FusedGemm", n->name, n->inputs, 1, attrs, kMinferDomain);
+    log.note("fused " + n->describe() + " + " + act->describe());
+    rewrite::replace_chain(g, {n, act}, fused, removed);
+    changed = true;
+  }
+  return changed;
+}
+}  // namespace
+
+bool fuse_gemm(Graph& g, PassLog& log) {
+  std::set<const Node*> removed;
+  bool changed = matmul_add_to_gemm(g, log, removed);
+  changed |= gemm_activation(g, log, removed);
+  return changed;
+}
+
+}  // namespace minfer::passes

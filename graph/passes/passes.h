@@ -1,0 +1,19 @@
+// The built-in passes; each returns true if it changed the graph. Listed, in order and by
+// level, in graph/passes/pipeline.cpp.
+#pragma once
+
+#include "graph/pass.h"
+
+namespace minfer::passes {
+
+bool infer_shapes(Graph& g, PassLog& log);
+bool fold_constants(Graph& g, PassLog& log);        // nodes whose inputs are all constants
+bool eliminate_dead_code(Graph& g, PassLog& log);   // nodes no output depends on
+bool eliminate_identities(Graph& g, PassLog& log);  // Identity, no-op Reshape/Transpose/...
+bool fold_batchnorm(Graph& g, PassLog& log);        // Conv/Gemm + BatchNormalization
+bool fuse_conv_bias(Graph& g, PassLog& log);        // Conv + Add(per-channel constant)
+bool fuse_conv_residual(Graph& g, PassLog& log);    // Conv + Add(shortcut) [+ Relu]
+bool fuse_conv_activation(Graph& g, PassLog& log);  // Conv + Relu/Clip
+bool fuse_gemm(Graph& g, PassLog& log);             // MatMul + Add -> Gemm; Gemm + Relu/Clip
+
+}  // namespace minfer::passes

@@ -1,0 +1,39 @@
+// The default pass pipeline, as a plain list. Levels follow ONNX Runtime's:
+// 1 basic cleanups, 2 fusions, 3 layout and int8 folding.
+#include "graph/passes/passes.h"
+
+namespace minfer {
+
+namespace passes {
+bool infer_shapes(Graph& g, PassLog&) {
+  g.infer_shapes();
+  return false;
+}
+}  // namespace passes
+
+const PassManager& default_pipeline() {
+  static const PassManager pm({
+      {"constant-folding", 1, passes::fold_constants},
+      {"identity-elimination", 1, passes::eliminate_identities},
+      {"dead-code-elimination", 1, passes::eliminate_dead_code},
+      {"shape-inference", 1, passes::infer_shapes},
+      {"batchnorm-folding", 2, passes::fold_batchnorm},
+      {"conv-bias-fusion", 2, passes::fuse_conv_bias},
+      {"conv-residual-fusion", 2, passes::fuse_conv_residual},
+      {"conv-activation-fusion", 2, passes::fuse_conv_activation},
+      {"gemm-fusion", 2, passes::fuse_gemm},
+      {"dead-code-elimination-final", 2, passes::eliminate_dead_code},
+  });
+  return pm;
+}
+
+std::vector<PassReport> optimize(Graph& g, const SessionOptions& options) {
+#ifdef NDEBUG
+  const bool verify_each = false;
+#else
+  const bool verify_each = true;
+#endif
+  return default_pipeline().run(g, options, verify_each);
+}
+
+}  // namespace minfer

@@ -1,0 +1,33 @@
+#include "graph/passes/rewrite.h"
+
+namespace minfer::rewrite {
+
+Node* sole_user(const Value* v) {
+  if (!v || v->is_graph_output || v->uses.size() != 1) return nullptr;
+  return v->uses[0].node;
+}
+
+bool is_op(const Node* n, const char* op_type, const char* domain) {
+  return n && n->op_type == op_type && n->domain == domain;
+}
+
+const Tensor* constant_of(const Value* v) { return v && v->constant ? &*v->constant : nullptr; }
+
+void replace_chain(Graph& g, const std::vector<Node*>& old_nodes, Node* replacement,
+                   std::set<const Node*>& removed) {
+  Value* result = old_nodes.back()->outputs[0];
+  Value* fresh = replacement->outputs[0];
+  fresh->dtype = result->dtype;
+  fresh->shape = result->shape;
+  fresh->shape_known = result->shape_known;
+  const std::string name = result->name;
+  g.replace_all_uses(result, fresh);
+  for (auto it = old_nodes.rbegin(); it != old_nodes.rend(); ++it) {
+    removed.insert(*it);
+    g.remove_node(*it);
+  }
+  g.remove_unused_values();
+  g.rename_value(fresh, name);
+}
+
+}  // namespace minfer::rewrite

@@ -1,0 +1,25 @@
+// Small helpers shared by the rewrite passes.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "minfer/graph.h"
+
+namespace minfer::rewrite {
+
+// The node that is the only user of `v`, or null if `v` has other users or is a graph
+// output (then fusing it away would change what someone observes).
+Node* sole_user(const Value* v);
+bool is_op(const Node* n, const char* op_type, const char* domain = "");
+const Tensor* constant_of(const Value* v);  // null unless `v` is a constant
+// Replaces the chain `old_nodes` (in order; the last one's output 0 is the chain's result)
+// by `replacement`, which must already consume the chain's inputs: uses of the result move to
+// the replacement's output 0, which takes over the result's name; the old nodes are removed.
+// Removed nodes are added to `removed`, so that a pass walking an earlier topological order
+// can skip them.
+void replace_chain(Graph& g, const std::vector<Node*>& old_nodes, Node* replacement,
+                   std::set<const Node*>& removed);
+
+}  // namespace minfer::rewrite

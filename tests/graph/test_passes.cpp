@@ -1,0 +1,204 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "graph/pass.h"
+#include "graph/passes/passes.h"
+#include "test_util.h"
+
+using namespace minfer;
+using namespace minfer::test;
+
+namespace {
+std::map<std::string, int> op_histogram(const Graph& g) {
+  std::map<std::string, int> h;
+  for (const Node* n : g.nodes()) h[n->op_type]++;
+  return h;
+}
+
+Value* conv_weight(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, int64_t k,
+                   std::mt19937& rng) {
+  return b.constant(name, random_tensor({out, in, k, k}, rng, -0.3f, 0.3f));
+}
+
+Value* bn(GraphBuilder& b, const std::string& name, Value* x, int64_t c, std::mt19937& rng) {
+  return b.batch_norm(name, x, b.constant(name + ".weight", random_tensor({c}, rng, 0.5f, 1.5f)),
+                      b.constant(name + ".bias", random_tensor({c}, rng)),
+                      b.constant(name + ".mean", random_tensor({c}, rng)),
+                      b.constant(name + ".var", random_tensor({c}, rng, 0.5f, 2.f)));
+}
+
+// A residual block: relu(bn2(conv2(relu(bn1(conv1(x))))) + x), then a linear head.
+Graph residual_block(std::mt19937& rng, bool expose_intermediate = false) {
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = b.input("x", DType::f32, Shape{-1, 8, 6, 6});
+  Value* h = b.conv("conv1", x, conv_weight(b, "w1", 8, 8, 3, rng), nullptr, {1, 1}, {1, 1, 1, 1});
+  h = b.relu("relu1", bn(b, "bn1", h, 8, rng));
+  Value* c2 = b.conv("conv2", h, conv_weight(b, "w2", 8, 8, 3, rng), nullptr, {1, 1}, {1, 1, 1, 1});
+  Value* y = b.relu("relu2", b.add("add", bn(b, "bn2", c2, 8, rng), x));
+  y = b.flatten("flatten", b.global_average_pool("gap", y));
+  y = b.relu("fc_relu", b.linear("fc", y, b.constant("fc.w", random_tensor({4, 8}, rng)),
+                                 b.constant("fc.b", random_tensor({4}, rng))));
+  b.output(y);
+  if (expose_intermediate) b.output(c2);  // conv2's output is observable: no fusion through it
+  return g;
+}
+
+// Runs the graph at opt level 0 and at `level` on the same random input; both must agree.
+void require_same_outputs(const std::function<Graph()>& make, int level) {
+  std::mt19937 rng(11);
+  Tensor x = random_tensor({2, 8, 6, 6}, rng);
+  SessionOptions o0;
+  o0.optimization_level = 0;
+  SessionOptions o2;
+  o2.optimization_level = level;
+  Session plain(make(), o0), optimized(make(), o2);
+  NamedTensors a = plain.run({{"x", x}}), b = optimized.run({{"x", x}});
+  REQUIRE(a.size() == b.size());
+  // Folding BN reassociates float math: 1e-5 relative + 1e-5 absolute is a few ulps here.
+  for (auto& [name, t] : a) require_close(b.at(name), t, 1e-5, 1e-5);
+}
+}  // namespace
+
+TEST_CASE("level 2 folds BatchNorm and fuses conv, residual and activations", "[passes]") {
+  std::mt19937 rng(1);
+  Graph g = residual_block(rng);
+  SessionOptions opts;
+  g.infer_shapes();
+  auto reports = optimize(g, opts);
+  auto h = op_histogram(g);
+  INFO(g.dump());
+  REQUIRE(h.count("BatchNormalization") == 0);
+  REQUIRE(h.count("Relu") == 0);
+  REQUIRE(h.count("Add") == 0);
+  REQUIRE(h["FusedConv"] == 2);
+  REQUIRE(h["FusedGemm"] == 1);
+  Node* conv2 = g.find_node("conv2");
+  REQUIRE(conv2);
+  REQUIRE(conv2->inputs.size() == 4);  // X, W, B, residual
+  REQUIRE(conv2->inputs[3]->name == "x");
+  REQUIRE(conv2->attrs.get_string("activation", "") == "Relu");
+  REQUIRE(g.outputs()[0]->name == "fc_relu");  // the output keeps its public name
+  bool logged = false;
+  for (auto& r : reports)
+    for (auto& c : r.changes) logged |= c.find("bn2") != std::string::npos;
+  REQUIRE(logged);
+
+  // Idempotence: a second run changes nothing.
+  auto again = optimize(g, opts);
+  for (auto& r : again) {
+    INFO(r.name);
+    REQUIRE_FALSE(r.changed);
+  }
+}
+
+TEST_CASE("fused graph computes what the original does", "[passes]") {
+  require_same_outputs([] {
+    std::mt19937 rng(5);
+    return residual_block(rng);
+  }, 2);
+}
+
+TEST_CASE("no fusion through a value that is a graph output", "[passes]") {
+  std::mt19937 rng(2);
+  Graph g = residual_block(rng, /*expose_intermediate=*/true);
+  g.infer_shapes();
+  optimize(g, SessionOptions{});
+  auto h = op_histogram(g);
+  // conv2's raw output is observable, so BN2 cannot be folded into it nor Add fused.
+  REQUIRE(h["BatchNormalization"] == 1);
+  REQUIRE(h["Add"] == 1);
+  REQUIRE(h["Conv"] == 1);
+  require_same_outputs([] {
+    std::mt19937 r(2);
+    return residual_block(r, true);
+  }, 2);
+}
+
+TEST_CASE("no fusion when the intermediate has other users", "[passes]") {
+  Graph g;
+  GraphBuilder b(g);
+  std::mt19937 rng(3);
+  Value* x = b.input("x", DType::f32, Shape{1, 4, 5, 5});
+  Value* c = b.conv("conv", x, conv_weight(b, "w", 4, 4, 1, rng), nullptr, {1, 1}, {0, 0, 0, 0});
+  Value* r = b.relu("relu", c);
+  b.output(b.add("add", r, c));  // c feeds both the Relu and the Add
+  g.infer_shapes();
+  optimize(g, SessionOptions{});
+  auto h = op_histogram(g);
+  REQUIRE(h["Relu"] == 1);
+  REQUIRE(h["Conv"] == 1);
+}
+
+TEST_CASE("constant folding reduces a shape chain to a static Reshape", "[passes]") {
+  // PyTorch's exporter writes x.view(x.size(0), -1) as Shape -> Gather -> Unsqueeze -> Concat.
+  auto make = [] {
+    Graph g;
+    GraphBuilder b(g);
+    Value* x = b.input("x", DType::f32, Shape{2, 8, 6, 6});
+    Value* shape = b.op("Shape", "shape", {x});
+    Attributes gather_axis;
+    gather_axis.set("axis", int64_t{0});
+    Value* n = b.op("Gather", "gather", {shape, b.constant("zero", Tensor::scalar<int64_t>(0))},
+                    gather_axis);
+    Value* n1 = b.op("Unsqueeze", "unsqueeze",
+                     {n, b.constant("axes", Tensor::from_vector<int64_t>({0}, Shape{1}))});
+    Attributes cat_axis;
+    cat_axis.set("axis", int64_t{0});
+    Value* target = b.op("Concat", "concat",
+                         {n1, b.constant("minus1", Tensor::from_vector<int64_t>({-1}, Shape{1}))},
+                         cat_axis);
+    b.output(b.relu("relu", b.op("Reshape", "reshape", {x, target})));
+    return g;
+  };
+  Graph g = make();
+  g.infer_shapes();
+  SessionOptions o1;
+  o1.optimization_level = 1;
+  optimize(g, o1);
+  auto h = op_histogram(g);
+  INFO(g.dump());
+  REQUIRE(h.count("Shape") == 0);
+  REQUIRE(h.count("Concat") == 0);
+  REQUIRE(h["Reshape"] == 1);
+  REQUIRE(g.outputs()[0]->shape == Shape{2, 288});
+  // And the unoptimized graph still runs: the plan resolves the chain itself.
+  SessionOptions o0;
+  o0.optimization_level = 0;
+  std::mt19937 rng(4);
+  Tensor x = random_tensor({2, 8, 6, 6}, rng);
+  Tensor a = Session(make(), o0).run_one(x), c = Session(make(), o1).run_one(x);
+  require_equal(a, c);
+}
+
+TEST_CASE("passes can be disabled by name, and unknown names are refused", "[passes]") {
+  std::mt19937 rng(6);
+  Graph g = residual_block(rng);
+  g.infer_shapes();
+  SessionOptions opts;
+  opts.disabled_passes = {"batchnorm-folding"};
+  optimize(g, opts);
+  REQUIRE(op_histogram(g)["BatchNormalization"] == 2);
+  opts.disabled_passes = {"no-such-pass"};
+  REQUIRE_THROWS_AS(optimize(g, opts), Error);
+}
+
+TEST_CASE("ResNet-50 reduces to fused convolutions", "[passes][models]") {
+  Graph g = build_model("resnet50");
+  g.infer_shapes();
+  size_t raw = g.node_count();
+  auto before = op_histogram(g);
+  optimize(g, SessionOptions{});
+  auto h = op_histogram(g);
+  INFO("raw " << raw << " nodes, fused " << g.node_count());
+  REQUIRE(before["BatchNormalization"] == 53);
+  REQUIRE(h.count("BatchNormalization") == 0);
+  REQUIRE(h.count("Relu") == 0);
+  REQUIRE(h.count("Add") == 0);
+  // The downsample convs stay plain Conv (with the folded BN as bias): they feed the
+  // residual Add as its shortcut, so the block's last conv is the one that absorbs the Add.
+  REQUIRE(h["FusedConv"] == 49);
+  REQUIRE(h["Conv"] == 4);
+  REQUIRE(g.node_count() == 53 + 4);  // + MaxPool, GlobalAveragePool, Flatten, Gemm
+}
