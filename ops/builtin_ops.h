@@ -1,0 +1,27 @@
+// Internal: the per-family registration functions that register_builtin_ops calls, and the
+// wrapper that gives every built-in schema the same arity and validation checks.
+#pragma once
+
+#include "minfer/registry.h"
+
+namespace minfer {
+
+// Registers `schema` after wrapping it:
+// * infer first checks the input/output counts against min/max and that the first
+//   min_inputs inputs are present;
+// * reference first runs that inference on the actual input tensors (so a reference kernel
+//   sees only validated shapes and dtypes), pads absent trailing optional inputs with
+//   undefined tensors up to max_inputs, and checks its results against the inferred outputs.
+void add_builtin_op(OpRegistry& registry, OpSchema schema);
+
+void register_conv_ops(OpRegistry& registry);         // Conv
+void register_matmul_ops(OpRegistry& registry);       // Gemm, MatMul
+void register_elementwise_ops(OpRegistry& registry);  // Relu, Sigmoid, Clip, Add, Sub, Mul, Div
+void register_pool_ops(OpRegistry& registry);         // MaxPool, AveragePool, GlobalAveragePool
+void register_norm_ops(OpRegistry& registry);         // BatchNormalization, Softmax
+void register_shape_ops(OpRegistry& registry);  // Flatten, Reshape, Transpose, Identity, Shape,
+                                                // Unsqueeze
+void register_concat_gather_ops(OpRegistry& registry);  // Concat, Gather
+void register_slice_pad_ops(OpRegistry& registry);      // Slice, Pad
+
+}  // namespace minfer

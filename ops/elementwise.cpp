@@ -1,0 +1,206 @@
+// Elementwise ops: Relu, Sigmoid, Clip (unary) and Add, Sub, Mul, Div (numpy broadcasting).
+#include <cmath>
+#include <limits>
+
+#include "ops/broadcast.h"
+#include "ops/builtin_ops.h"
+#include "ops/op_util.h"
+
+namespace minfer {
+
+namespace {
+
+// The dtypes of the arithmetic ops: f32, the integer types of shape subgraphs, and 8-bit.
+const std::vector<DType> kNumericTypes{DType::f32, DType::i32, DType::i64, DType::i8, DType::u8};
+
+// Calls f(T{}) with the C++ type T of `t` (one of kNumericTypes).
+template <typename F>
+auto dispatch_numeric(const Node& node, DType t, F&& f) {
+  switch (t) {
+    case DType::f32:
+      return f(float{});
+    case DType::i32:
+      return f(int32_t{});
+    case DType::i64:
+      return f(int64_t{});
+    case DType::i8:
+      return f(int8_t{});
+    case DType::u8:
+      return f(uint8_t{});
+    default:
+      op_fail(node, std::string("dtype ") + dtype_name(t) + " is not supported");
+  }
+}
+
+// ---- unary -------------------------------------------------------------------------------
+
+void infer_same_as_input(InferContext& ctx) {
+  ctx.set_output(0, ctx.input_dtype(0), ctx.input_shape(0));
+}
+
+std::vector<Tensor> relu_reference(const Node& node, const std::vector<Tensor>& in) {
+  return dispatch_numeric(node, in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    Tensor y(in[0].dtype(), in[0].shape());
+    const T* x = in[0].data<T>();
+    T* p = y.data<T>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = x[i] > T(0) ? x[i] : T(0);
+    return std::vector<Tensor>{y};
+  });
+}
+
+std::vector<Tensor> sigmoid_reference(const Node&, const std::vector<Tensor>& in) {
+  Tensor y(DType::f32, in[0].shape());
+  const float* x = in[0].data<float>();
+  float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i)
+    p[i] = static_cast<float>(1.0 / (1.0 + std::exp(-double(x[i]))));
+  return {y};
+}
+
+// Clip takes its bounds from optional scalar inputs 1 and 2 (opset >= 11) or from the float
+// attributes min/max (opset < 11); an absent bound does not clip.
+void infer_clip(InferContext& ctx) {
+  require_dtype(ctx, 0, kNumericTypes);
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i)) continue;
+    require_same_dtype(ctx, 0, i);
+    const Shape& s = ctx.input_shape(i);
+    bool scalar = s.rank() == 0 || (s.rank() == 1 && s[0] == 1);
+    if (!scalar)
+      ctx.fail(std::string(i == 1 ? "min" : "max") + " input has shape " + s.to_string() +
+               "; expected a scalar");
+  }
+  infer_same_as_input(ctx);
+}
+
+std::vector<Tensor> clip_reference(const Node& node, const std::vector<Tensor>& in) {
+  return dispatch_numeric(node, in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+    if (in[1].defined())
+      lo = in[1].data<T>()[0];
+    else if (node.attrs.has("min"))
+      lo = static_cast<T>(node.attrs.get_float("min", 0.f));
+    if (in[2].defined())
+      hi = in[2].data<T>()[0];
+    else if (node.attrs.has("max"))
+      hi = static_cast<T>(node.attrs.get_float("max", 0.f));
+    Tensor y(in[0].dtype(), in[0].shape());
+    const T* x = in[0].data<T>();
+    T* p = y.data<T>();
+    // min(max(x, lo), hi), as numpy.clip: when lo > hi everything becomes hi.
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      T v = x[i] < lo ? lo : x[i];
+      p[i] = v > hi ? hi : v;
+    }
+    return std::vector<Tensor>{y};
+  });
+}
+
+// ---- binary ------------------------------------------------------------------------------
+
+enum class BinaryOp { Add, Sub, Mul, Div };
+
+// Integer results wrap around (two's complement, as numpy and ONNX Runtime) instead of
+// overflowing, which would be undefined behaviour on signed types: compute unsigned.
+template <typename T, typename F>
+T wrapping(T x, T z, F f) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(f(static_cast<U>(x), static_cast<U>(z))));
+  } else {
+    return f(x, z);
+  }
+}
+
+void infer_binary(InferContext& ctx) {
+  require_dtype(ctx, 0, kNumericTypes);
+  require_same_dtype(ctx, 0, 1);
+  ctx.set_output(0, ctx.input_dtype(0),
+                 broadcast_shapes(ctx.node(), {ctx.input_shape(0), ctx.input_shape(1)}));
+}
+
+template <BinaryOp kOp>
+std::vector<Tensor> binary_reference(const Node& node, const std::vector<Tensor>& in) {
+  const Tensor &a = in[0], &b = in[1];
+  Shape out = broadcast_shapes(node, {a.shape(), b.shape()});
+  std::vector<std::vector<int64_t>> st{broadcast_strides(a.shape(), out),
+                                       broadcast_strides(b.shape(), out)};
+  return dispatch_numeric(node, a.dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    Tensor y(a.dtype(), out);
+    const T *ap = a.data<T>(), *bp = b.data<T>();
+    T* yp = y.data<T>();
+    for_each_broadcast(out, st, [&](int64_t i, const std::vector<int64_t>& off) {
+      T x = ap[off[0]], z = bp[off[1]];
+      if constexpr (kOp == BinaryOp::Add)
+        yp[i] = wrapping<T>(x, z, [](auto p, auto q) { return p + q; });
+      if constexpr (kOp == BinaryOp::Sub)
+        yp[i] = wrapping<T>(x, z, [](auto p, auto q) { return p - q; });
+      if constexpr (kOp == BinaryOp::Mul)
+        yp[i] = wrapping<T>(x, z, [](auto p, auto q) { return p * q; });
+      if constexpr (kOp == BinaryOp::Div) {
+        if constexpr (std::is_integral_v<T>) {
+          // Integer division truncates toward zero (as ONNX Runtime); x/0 is an input error.
+          if (z == 0)
+            throw Error(ErrorCode::InvalidArgument, node.describe() + ": integer division by zero");
+          if (std::is_signed_v<T> && x == std::numeric_limits<T>::min() && z == T(-1))
+            yp[i] = x;  // wraps
+          else
+            yp[i] = static_cast<T>(x / z);
+        } else {
+          yp[i] = x / z;
+        }
+      }
+    });
+    return std::vector<Tensor>{y};
+  });
+}
+
+void add_unary(OpRegistry& r, const char* name, const char* doc, std::vector<DType> types,
+               ReferenceFn ref) {
+  OpSchema s;
+  s.name = name;
+  s.doc = doc;
+  s.infer = [types](InferContext& ctx) {
+    require_dtype(ctx, 0, types);
+    infer_same_as_input(ctx);
+  };
+  s.reference = std::move(ref);
+  add_builtin_op(r, std::move(s));
+}
+
+void add_binary(OpRegistry& r, const char* name, const char* doc, ReferenceFn ref) {
+  OpSchema s;
+  s.name = name;
+  s.doc = doc;
+  s.min_inputs = s.max_inputs = 2;
+  s.infer = infer_binary;
+  s.reference = std::move(ref);
+  add_builtin_op(r, std::move(s));
+}
+
+}  // namespace
+
+void register_elementwise_ops(OpRegistry& r) {
+  add_unary(r, "Relu", "max(x, 0)", kNumericTypes, relu_reference);
+  add_unary(r, "Sigmoid", "1 / (1 + exp(-x))", {DType::f32}, sigmoid_reference);
+
+  OpSchema clip;
+  clip.name = "Clip";
+  clip.doc = "clamp to [min, max] (bounds as inputs, or attributes before opset 11)";
+  clip.max_inputs = 3;
+  clip.attributes = {"min", "max"};
+  clip.infer = infer_clip;
+  clip.reference = clip_reference;
+  add_builtin_op(r, std::move(clip));
+
+  add_binary(r, "Add", "a + b with numpy broadcasting", binary_reference<BinaryOp::Add>);
+  add_binary(r, "Sub", "a - b with numpy broadcasting", binary_reference<BinaryOp::Sub>);
+  add_binary(r, "Mul", "a * b with numpy broadcasting", binary_reference<BinaryOp::Mul>);
+  add_binary(r, "Div", "a / b with numpy broadcasting (integers truncate)",
+             binary_reference<BinaryOp::Div>);
+}
+
+}  // namespace minfer
