@@ -202,3 +202,11 @@ TEST_CASE("ResNet-50 reduces to fused convolutions", "[passes][models]") {
   REQUIRE(h["Conv"] == 4);
   REQUIRE(g.node_count() == 53 + 4);  // + MaxPool, GlobalAveragePool, Flatten, Gemm
 }
+
+TEST_CASE("fused ops run on the fast CPU kernels", "[passes][cpu]") {
+  for (const char* op : {"FusedConv", "FusedGemm"}) {
+    auto kernels = OpRegistry::global().kernels(kMinferDomain, op);
+    INFO(op);
+    REQUIRE_FALSE(kernels.empty());
+  }
+}

@@ -1,0 +1,290 @@
+#include "backends/cpu/conv.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+
+#include "backends/cpu/packed_gemm.h"
+#include "backends/cpu/parallel.h"
+#include "backends/cpu/sgemm.h"
+#include "ops/conv_geometry.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+constexpr int64_t kTileAlign = 24;  // rows of Eigen's fp32 AVX micro-kernel
+
+// Output columns [lo, hi) of a row whose input column ow * stride + offset lies in [0, width).
+struct Span {
+  int64_t lo, hi;
+};
+Span valid_span(int64_t offset, int64_t stride, int64_t width, int64_t out_begin, int64_t out_end) {
+  int64_t lo, hi;
+  if (stride == 1) {  // the common case, without divisions
+    lo = std::max<int64_t>(0, -offset);
+    hi = width - offset;
+  } else {
+    lo = offset >= 0 ? 0 : ceil_div(-offset, stride);
+    hi = floor_div(width - 1 - offset, stride) + 1;
+  }
+  lo = std::clamp(lo, out_begin, out_end);
+  return {lo, std::clamp(hi, lo, out_end)};
+}
+
+bool is_static_f32(const TensorInfo& t) {
+  return t.present && t.dtype == DType::f32 && t.shape.is_static();
+}
+
+}  // namespace
+
+bool ConvKernel::supports(const PrepareContext& ctx) {
+  if (ctx.inputs.size() < 2 || !is_static_f32(ctx.inputs[0]) || !is_static_f32(ctx.inputs[1]))
+    return false;
+  size_t rank = ctx.inputs[0].shape.rank();
+  if (rank != 3 && rank != 4) return false;
+  if (ctx.inputs.size() > 2 && ctx.inputs[2].present && ctx.inputs[2].dtype != DType::f32)
+    return false;
+  if (ctx.inputs.size() > 3 && ctx.inputs[3].present) {
+    if (!is_static_f32(ctx.inputs[3]) || ctx.outputs.empty() ||
+        ctx.inputs[3].shape != ctx.outputs[0].shape)
+      return false;
+  }
+  return ctx.inputs.size() <= 4;
+}
+
+void ConvKernel::prepare(PrepareContext& ctx) {
+  const Shape& xs = ctx.inputs[0].shape;
+  const Shape& ws = ctx.inputs[1].shape;
+  ConvGeometry g = conv_geometry(ctx.node, xs, ws);
+  if (!g.is_static()) ctx.fail("the CPU Conv kernel needs static shapes");
+  const bool two_d = g.rank() == 2;
+  Dims& d = d_;
+  d.n = g.batch;
+  d.c = g.in_channels;
+  d.h = two_d ? g.in_h() : 1;
+  d.w = g.input.back();
+  d.m = g.out_channels;
+  d.oh = two_d ? g.out_h() : 1;
+  d.ow = g.output.back();
+  d.group = g.group;
+  d.cg = g.in_channels_per_group();
+  d.mg = g.out_channels_per_group();
+  d.kh = two_d ? g.kernel_h() : 1;
+  d.kw = g.kernel.back();
+  d.sh = two_d ? g.stride_h() : 1;
+  d.sw = g.strides.back();
+  d.dh = two_d ? g.dilation_h() : 1;
+  d.dw = g.dilations.back();
+  d.pad_t = two_d ? g.pad_top() : 0;
+  d.pad_l = g.pads_begin.back();
+
+  bool unpadded = true;
+  for (size_t i = 0; i < g.rank(); ++i)
+    unpadded = unpadded && g.pads_begin[i] == 0 && g.pads_end[i] == 0;
+  if (d.cg == 1 && d.group > 1)
+    method_ = Method::Depthwise;
+  else if (d.kh == 1 && d.kw == 1 && d.sh == 1 && d.sw == 1 && unpadded)
+    method_ = Method::Gemm1x1;
+  else
+    method_ = Method::Im2col;
+
+  act_ = parse_activation(ctx.node);
+  has_bias_ = ctx.inputs.size() > 2 && ctx.inputs[2].present;
+  has_residual_ = ctx.inputs.size() > 3 && ctx.inputs[3].present;
+  // The ONNX weight layout [M, C/group, kH, kW] is the row-major GEMM operand W_g[M/group, K];
+  // the tensor is kept (shared, not copied) for the depthwise loop.
+  weight_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
+  bias_ = has_bias_ && ctx.inputs[2].constant ? *ctx.inputs[2].constant : Tensor();
+  threads_ = std::max(1, ctx.threads);
+
+  // Tiles of output positions whose im2col block (K x tile floats) stays in the L2 cache;
+  // at least 256 columns, below which the GEMM loses efficiency. Multiples of the GEMM
+  // micro-kernel's 24 rows (kTileAlign) keep its slower remainder paths out of the loop.
+  const int64_t p = d.p(), k = d.k();
+  int64_t target = std::max<int64_t>(256, (int64_t{1} << 17) / std::max<int64_t>(k, 1));
+  int64_t tiles = ceil_div(p, target);
+  tile_cols_ = std::min(p, round_up(ceil_div(p, tiles), kTileAlign));
+
+  // Constant weights are packed once for the GEMM micro-kernel, one block per group.
+  packed_.clear();
+  if (method_ != Method::Depthwise && weight_.defined())
+    for (int64_t g = 0; g < d.group; ++g)
+      packed_.emplace_back(weight_.data<float>() + g * d.mg * k, d.mg, k, k, tile_cols_);
+  // Per thread: the im2col tile, then the packing scratch of the GEMM.
+  // (Tiles may end up to kTileAlign longer than tile_cols_ when run() rebalances them.)
+  col_floats_ =
+      method_ == Method::Im2col ? round_up(k * std::min(p, tile_cols_ + kTileAlign), 16) : 0;
+  slice_floats_ = col_floats_ + (packed_.empty() ? 0 : int64_t(packed_[0].scratch_floats()));
+  ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
+}
+
+void ConvKernel::run(RunContext& ctx) const {
+  Operands op;
+  op.x = ctx.inputs[0]->data<float>();
+  op.w = weight_.defined() ? weight_.data<float>() : ctx.inputs[1]->data<float>();
+  op.b = !has_bias_        ? nullptr
+         : bias_.defined() ? bias_.data<float>()
+                           : ctx.inputs[2]->data<float>();
+  op.z = has_residual_ ? ctx.inputs[3]->data<float>() : nullptr;
+  op.y = ctx.outputs[0]->data<float>();
+  const int threads = std::clamp(ctx.threads, 1, threads_);
+  if (method_ == Method::Depthwise)
+    run_depthwise(op, threads);
+  else
+    run_gemm(op, static_cast<float*>(ctx.workspace), threads);
+}
+
+void ConvKernel::fill_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,
+                             int64_t np) const {
+  const int64_t p = d_.p();
+  for (int64_t m = m0; m < m1; ++m) {
+    const int64_t offset = (n * d_.m + m) * p + p0;
+    float* y = op.y + offset;
+    const float b = op.b ? op.b[m] : 0.f;
+    if (op.z) {
+      const float* z = op.z + offset;
+      for (int64_t i = 0; i < np; ++i) y[i] = z[i] + b;
+    } else {
+      std::fill(y, y + np, b);
+    }
+  }
+}
+
+void ConvKernel::finish_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,
+                               int64_t np) const {
+  if (!act_.enabled) return;
+  for (int64_t m = m0; m < m1; ++m) act_.apply(op.y + (n * d_.m + m) * d_.p() + p0, np);
+}
+
+void ConvKernel::im2col(const float* x, int64_t k0, int64_t k1, int64_t p0, int64_t np,
+                        float* col) const {
+  const Dims& d = d_;
+  const int64_t taps = d.kh * d.kw;
+  const int64_t oh_begin = p0 / d.ow, ow_begin = p0 % d.ow;
+  // Row k of the matrix is input channel c, kernel tap (i, j); counted without divisions.
+  int64_t c = k0 / taps, i = k0 % taps / d.kw, j = k0 % d.kw;
+  for (int64_t k = k0; k < k1; ++k, ++j) {
+    if (j == d.kw) j = 0, ++i;
+    if (i == d.kh) i = 0, ++c;
+    const float* xc = x + c * d.h * d.w;
+    const int64_t offset = j * d.dw - d.pad_l;                // input column = ow * sw + offset
+    const Span row = valid_span(offset, d.sw, d.w, 0, d.ow);  // the same for every row
+    float* dst = col + (k - k0) * np;
+    // Output rows oh, columns [ow0, ow1) of the tile, written at dst[0 .. ow1 - ow0).
+    int64_t oh = oh_begin, ow0 = ow_begin;
+    for (int64_t left = np; left > 0; ++oh, ow0 = 0) {
+      const int64_t ow1 = std::min(d.ow, ow0 + left);
+      const int64_t ih = oh * d.sh - d.pad_t + i * d.dh;
+      if (ih < 0 || ih >= d.h) {
+        std::fill(dst, dst + (ow1 - ow0), 0.f);
+      } else {
+        const float* xrow = xc + ih * d.w;
+        const int64_t lo = std::clamp(row.lo, ow0, ow1), hi = std::clamp(row.hi, lo, ow1);
+        for (int64_t ow = ow0; ow < lo; ++ow) dst[ow - ow0] = 0.f;  // padding: a few columns
+        if (d.sw == 1) {
+          // Rows are short (7 to 112 floats): an inline vector copy beats a memcpy call.
+          Eigen::Map<Eigen::ArrayXf>(dst + (lo - ow0), hi - lo) =
+              Eigen::Map<const Eigen::ArrayXf>(xrow + lo + offset, hi - lo);
+        } else if (d.sw == 2) {  // a constant stride lets the compiler vectorize the gather
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow - ow0] = xrow[ow * 2 + offset];
+        } else {
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow - ow0] = xrow[ow * d.sw + offset];
+        }
+        for (int64_t ow = hi; ow < ow1; ++ow) dst[ow - ow0] = 0.f;
+      }
+      dst += ow1 - ow0;
+      left -= ow1 - ow0;
+    }
+  }
+}
+
+void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) const {
+  const Dims& d = d_;
+  const int64_t p = d.p(), k = d.k();
+  const int64_t groups_total = d.n * d.group;
+
+  // Work units are (image, group, tile of output positions), split over the threads in
+  // contiguous ranges with no synchronization. When the units do not divide evenly over few
+  // threads (batch 1), smaller tiles that do are preferred; each thread then packs its own
+  // positions and reads all of the (shared, packed) weights.
+  int64_t tiles = ceil_div(p, tile_cols_);
+  if (threads > 1 && groups_total * tiles < 8 * threads) {
+    for (int64_t t = tiles; t < tiles + 2 * threads && p / t >= 8; ++t)
+      if (groups_total * t % threads == 0) {
+        tiles = t;
+        break;
+      }
+  }
+  const int64_t units = groups_total * tiles;
+  // Tile boundaries on multiples of the micro-kernel's rows where tiles are large enough.
+  const int64_t align = p / tiles >= 4 * kTileAlign ? kTileAlign : 8;
+  auto boundary = [&](int64_t t) { return t == tiles ? p : p * t / tiles / align * align; };
+
+  auto locate = [&](int64_t u, int64_t& n, int64_t& g, int64_t& p0, int64_t& np) {
+    n = u / (d.group * tiles);
+    g = u / tiles % d.group;
+    p0 = boundary(u % tiles);
+    np = boundary(u % tiles + 1) - p0;
+  };
+  const bool use_col = method_ == Method::Im2col;
+  const int64_t image_stride = d.c * d.h * d.w, group_stride = d.cg * d.h * d.w;
+  parallel_region(threads, [&](int tid, int nt) {
+    float* col = use_col ? workspace + tid * slice_floats_ : nullptr;
+    float* scratch = workspace + tid * slice_floats_ + col_floats_;
+    for (int64_t u = split_begin(units, nt, tid); u < split_begin(units, nt, tid + 1); ++u) {
+      int64_t n, g, p0, np;
+      locate(u, n, g, p0, np);
+      if (np <= 0) continue;
+      // im2col of the tile, unless the input itself is the GEMM operand (1x1).
+      const float* x = op.x + n * image_stride + g * group_stride;
+      if (col) im2col(x, 0, k, p0, np, col);
+      MatrixRef b = col ? MatrixRef{col, np} : MatrixRef{x + p0, p};
+      const int64_t m0 = g * d.mg, m1 = m0 + d.mg;
+      float* y = op.y + (n * d.m + m0) * p + p0;
+      fill_output(op, n, m0, m1, p0, np);
+      if (!packed_.empty())
+        packed_[g].multiply(0, d.mg, b.data, b.ld, np, y, p, scratch);
+      else
+        sgemm_acc(d.mg, np, k, 1.f, {op.w + m0 * k, k}, b, y, p);
+      finish_output(op, n, m0, m1, p0, np);
+    }
+  });
+}
+
+void ConvKernel::run_depthwise(const Operands& op, int threads) const {
+  const Dims& d = d_;
+  const int64_t p = d.p(), taps = d.kh * d.kw;
+  const int64_t planes = d.n * d.m;
+  parallel_for(threads_for(planes * p * taps, threads, 1 << 15), planes, [&](int64_t plane) {
+    const int64_t n = plane / d.m, m = plane % d.m;
+    const float* x = op.x + (n * d.c + m / d.mg) * d.h * d.w;  // one input channel per group
+    const float* w = op.w + m * taps;
+    fill_output(op, n, m, m + 1, 0, p);
+    float* y = op.y + plane * p;
+    for (int64_t oh = 0; oh < d.oh; ++oh) {
+      float* yrow = y + oh * d.ow;
+      for (int64_t i = 0; i < d.kh; ++i) {
+        const int64_t ih = oh * d.sh - d.pad_t + i * d.dh;
+        if (ih < 0 || ih >= d.h) continue;
+        const float* xrow = x + ih * d.w;
+        for (int64_t j = 0; j < d.kw; ++j) {
+          const float wv = w[i * d.kw + j];
+          const int64_t offset = j * d.dw - d.pad_l;
+          Span s = valid_span(offset, d.sw, d.w, 0, d.ow);
+          if (d.sw == 1) {
+            for (int64_t ow = s.lo; ow < s.hi; ++ow) yrow[ow] += wv * xrow[ow + offset];
+          } else {
+            for (int64_t ow = s.lo; ow < s.hi; ++ow) yrow[ow] += wv * xrow[ow * d.sw + offset];
+          }
+        }
+      }
+    }
+    finish_output(op, n, m, m + 1, 0, p);
+  });
+}
+
+}  // namespace minfer::cpu

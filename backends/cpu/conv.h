@@ -1,0 +1,78 @@
+// The fp32 NCHW convolution kernel, shared by ONNX Conv and com.minfer:FusedConv:
+//
+//   Y = act(conv(X, W) + B + Z)
+//
+// Inputs: 0 X [N, C, (H,) W]; 1 W [M, C/group, (kH,) kW]; 2 B [M] (optional);
+//         3 Z (optional residual, Y's shape), added before the activation.
+// Attributes: the ONNX Conv ones, plus `activation` ("", "Relu", "Clip"), `activation_min`
+// and `activation_max` (see epilogue.h). Plain ONNX Conv has none of the extras.
+//
+// Strategy: a 1x1, stride-1, unpadded conv is a GEMM on the input itself; depthwise convs
+// (one input channel per group) use a direct loop; everything else is im2col into the
+// workspace, a tile of output columns at a time, followed by a GEMM. Constant weights are
+// packed once at prepare for the GEMM micro-kernel (packed_gemm.h); run-time weights go
+// through the plain GEMM. Output tiles are pre-filled with bias (+ residual) so that the GEMM
+// accumulates onto them, and the clamp runs while the tile is still in cache.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/packed_gemm.h"
+#include "minfer/kernel.h"
+
+namespace minfer::cpu {
+
+class ConvKernel final : public Kernel {
+ public:
+  // 1-D and 2-D f32 convolutions with static shapes (others take the reference kernel).
+  static bool supports(const PrepareContext& ctx);
+
+  void prepare(PrepareContext& ctx) override;
+  void run(RunContext& ctx) const override;
+
+ private:
+  enum class Method { Gemm1x1, Im2col, Depthwise };
+
+  // The convolution's geometry (a 1-D conv has h = oh = kh = 1), sizes in elements.
+  struct Dims {
+    int64_t n, c, h, w;     // input
+    int64_t m, oh, ow;      // output
+    int64_t group, cg, mg;  // channels per group (input, output)
+    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l;
+    int64_t p() const { return oh * ow; }
+    int64_t k() const { return cg * kh * kw; }  // GEMM depth
+  };
+
+  struct Operands {
+    const float* x;
+    const float* w;
+    const float* b;  // null = no bias
+    const float* z;  // null = no residual
+    float* y;
+  };
+
+  void run_gemm(const Operands& op, float* workspace, int threads) const;
+  void run_depthwise(const Operands& op, int threads) const;
+  // Rows [k0, k1) of the im2col matrix of one image and group (x: its first input channel)
+  // for output positions [p0, p0 + np), written to col with row stride np.
+  void im2col(const float* x, int64_t k0, int64_t k1, int64_t p0, int64_t np, float* col) const;
+  // Pre-fills Y rows [m0, m1) (absolute channels), columns [p0, p0+np) of image n.
+  void fill_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,
+                   int64_t np) const;
+  void finish_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,
+                     int64_t np) const;
+
+  Dims d_{};
+  Method method_ = Method::Im2col;
+  Activation act_;
+  int64_t tile_cols_ = 0;                      // output positions per tile (run() may rebalance)
+  int threads_ = 1;                            // workspace is sized for this many threads
+  int64_t col_floats_ = 0, slice_floats_ = 0;  // per-thread workspace: im2col tile + scratch
+  Tensor weight_, bias_;  // constant inputs (shared, not copied); undefined = read per run
+  std::vector<PackedWeights> packed_;  // constant weights packed per group, for the GEMM
+  bool has_bias_ = false, has_residual_ = false;
+};
+
+}  // namespace minfer::cpu

@@ -1,0 +1,35 @@
+// The fp32 Gemm kernel, shared by ONNX Gemm and fused variants:
+//
+//   Y = act(alpha * op(A) * op(B) + beta * C)
+//
+// Inputs: 0 A, 1 B (2-D; transA/transB), 2 C (optional, unidirectionally broadcast to Y).
+// Attributes: alpha, beta, transA, transB, plus the fused `activation`, `activation_min` and
+// `activation_max` (see epilogue.h). Y is pre-filled with beta * C and the GEMM accumulates
+// onto it, so the bias costs no extra pass.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/epilogue.h"
+#include "minfer/kernel.h"
+
+namespace minfer::cpu {
+
+class GemmKernel final : public Kernel {
+ public:
+  static bool supports(const PrepareContext& ctx);
+
+  void prepare(PrepareContext& ctx) override;
+  void run(RunContext& ctx) const override;
+
+ private:
+  int64_t m_ = 0, n_ = 0, k_ = 0;
+  bool trans_a_ = false, trans_b_ = false;
+  float alpha_ = 1.f, beta_ = 1.f;
+  bool has_c_ = false;
+  int64_t c_row_stride_ = 0, c_col_stride_ = 0;  // C's strides seen through Y's shape
+  Activation act_;
+  Tensor b_;  // constant B (shared); undefined = read per run
+};
+
+}  // namespace minfer::cpu

@@ -1,0 +1,237 @@
+// Data-movement kernels for any element type: Transpose, Concat, and the reshape-like ops
+// (Flatten, Reshape, Identity, Unsqueeze) whose output is the input's bytes.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/parallel.h"
+#include "ops/op_util.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+// Copies input 0 to output 0 unchanged (only the shape differs).
+class CopyKernel final : public Kernel {
+ public:
+  void run(RunContext& ctx) const override {
+    const Tensor& x = *ctx.inputs[0];
+    Tensor& y = *ctx.outputs[0];
+    if (y.raw() != x.raw() && y.nbytes()) std::memcpy(y.raw(), x.raw(), y.nbytes());
+  }
+};
+
+bool supports_copy(const PrepareContext& ctx) {
+  return !ctx.inputs.empty() && ctx.inputs[0].present && ctx.outputs.size() == 1 &&
+         ctx.outputs[0].present && ctx.inputs[0].dtype == ctx.outputs[0].dtype &&
+         ctx.inputs[0].shape.is_static() && ctx.outputs[0].shape.is_static() &&
+         ctx.inputs[0].shape.numel() == ctx.outputs[0].shape.numel();
+}
+
+// ---- Transpose ---------------------------------------------------------------------------
+// Dims of size 1 are dropped and input dims that stay adjacent in the output are merged.
+// If the innermost dim stays innermost, rows are copied; otherwise the two output dims that
+// read and write contiguously are transposed in square tiles, so that both sides of the
+// copy touch whole cache lines.
+
+class TransposeKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    const Shape& x = ctx.inputs[0].shape;
+    elem_ = dtype_size(ctx.inputs[0].dtype);
+    const size_t rank = x.rank();
+    std::vector<int64_t> perm;
+    for (size_t i = rank; i-- > 0;) perm.push_back(int64_t(i));
+    perm = ctx.node.attrs.get_ints("perm", perm);
+    // Input dims kept (size > 1), renumbered; then merge runs that stay in order.
+    std::vector<int64_t> keep(rank, -1), in_dims;
+    for (size_t i = 0; i < rank; ++i)
+      if (x[i] != 1) keep[i] = int64_t(in_dims.size()), in_dims.push_back(x[i]);
+    std::vector<int64_t> p;
+    for (int64_t d : perm)
+      if (keep[d] >= 0) p.push_back(keep[d]);
+    // Merge input dims a, a+1 when a+1 follows a in p.
+    std::vector<int64_t> group(in_dims.size());  // input dim -> merged dim
+    std::vector<int64_t> merged_dims;
+    for (size_t i = 0; i < in_dims.size(); ++i) {
+      bool follows = false;
+      for (size_t j = 1; j < p.size(); ++j)
+        if (p[j] == int64_t(i) && p[j - 1] == int64_t(i) - 1) follows = true;
+      if (follows) {
+        merged_dims.back() *= in_dims[i];
+      } else {
+        merged_dims.push_back(in_dims[i]);
+      }
+      group[i] = int64_t(merged_dims.size()) - 1;
+    }
+    std::vector<int64_t> mp;
+    for (int64_t d : p)
+      if (mp.empty() || mp.back() != group[d]) mp.push_back(group[d]);
+    // Strides of the merged input, seen in output order.
+    const size_t r = merged_dims.size();
+    std::vector<int64_t> in_strides(r, 1);
+    for (size_t i = r; i-- > 1;) in_strides[i - 1] = in_strides[i] * merged_dims[i];
+    out_dims_.assign(r, 1);
+    read_strides_.assign(r, 1);
+    for (size_t j = 0; j < r; ++j) {
+      out_dims_[j] = merged_dims[mp[j]];
+      read_strides_[j] = in_strides[mp[j]];
+    }
+    write_strides_.assign(r, 1);
+    for (size_t j = r; j-- > 1;) write_strides_[j - 1] = write_strides_[j] * out_dims_[j];
+    // The output dim that reads the input's innermost dim (tiled against the last one).
+    tile_dim_ = -1;
+    for (size_t j = 0; j < r; ++j)
+      if (mp[j] == int64_t(r) - 1) tile_dim_ = int64_t(j);
+    total_ = x.numel();
+  }
+
+  void run(RunContext& ctx) const override {
+    const char* x = static_cast<const char*>(ctx.inputs[0]->raw());
+    char* y = static_cast<char*>(ctx.outputs[0]->raw());
+    switch (elem_) {
+      case 1:
+        run_typed<uint8_t>(x, y, ctx.threads);
+        break;
+      case 2:
+        run_typed<uint16_t>(x, y, ctx.threads);
+        break;
+      case 4:
+        run_typed<uint32_t>(x, y, ctx.threads);
+        break;
+      default:
+        run_typed<uint64_t>(x, y, ctx.threads);
+        break;
+    }
+  }
+
+ private:
+  template <typename T>
+  void run_typed(const char* xb, char* yb, int threads) const {
+    const T* x = reinterpret_cast<const T*>(xb);
+    T* y = reinterpret_cast<T*>(yb);
+    const size_t r = out_dims_.size();
+    if (total_ == 0) return;
+    if (r <= 1) {  // nothing moves
+      std::memcpy(y, x, size_t(total_) * sizeof(T));
+      return;
+    }
+    if (tile_dim_ == int64_t(r) - 1) {  // the innermost dim stays innermost: copy rows
+      const int64_t row = out_dims_.back(), rows = total_ / row;
+      parallel_for(threads_for(total_, threads), rows, [&](int64_t i) {
+        std::memcpy(y + i * row, x + offset(i, r - 1), size_t(row) * sizeof(T));
+      });
+      return;
+    }
+    // Units: (index over the other dims, tile row of dim tile_dim_).
+    constexpr int64_t kTile = 32;
+    const int64_t td = tile_dim_, a_len = out_dims_[td], b_len = out_dims_.back();
+    const int64_t a_tiles = (a_len + kTile - 1) / kTile;
+    const int64_t others = total_ / (a_len * b_len);
+    const int64_t a_write = write_strides_[td], b_read = read_strides_.back();
+    parallel_for(threads_for(total_, threads), others * a_tiles, [&](int64_t u) {
+      const int64_t o = u / a_tiles, a0 = u % a_tiles * kTile, a1 = std::min(a_len, a0 + kTile);
+      // Offsets of the other dims' index o (all dims but td and the last).
+      int64_t rest = o, in_off = 0, out_off = 0;
+      for (size_t j = r - 1; j-- > 0;) {
+        if (int64_t(j) == td) continue;
+        const int64_t idx = rest % out_dims_[j];
+        rest /= out_dims_[j];
+        in_off += idx * read_strides_[j];
+        out_off += idx * write_strides_[j];
+      }
+      for (int64_t b0 = 0; b0 < b_len; b0 += kTile) {
+        const int64_t b1 = std::min(b_len, b0 + kTile);
+        for (int64_t a = a0; a < a1; ++a) {
+          const T* src = x + in_off + a;  // the input's innermost dim
+          T* dst = y + out_off + a * a_write;
+          for (int64_t b = b0; b < b1; ++b) dst[b] = src[b * b_read];
+        }
+      }
+    });
+  }
+
+  // Input offset of output row `i` over the first `dims` output dims.
+  int64_t offset(int64_t i, size_t dims) const {
+    int64_t off = 0;
+    for (size_t j = dims; j-- > 0;) {
+      off += i % out_dims_[j] * read_strides_[j];
+      i /= out_dims_[j];
+    }
+    return off;
+  }
+
+  size_t elem_ = 4;
+  int64_t total_ = 0, tile_dim_ = -1;
+  std::vector<int64_t> out_dims_, read_strides_, write_strides_;
+};
+
+bool supports_static(const PrepareContext& ctx) {
+  return !ctx.inputs.empty() && ctx.inputs[0].present && ctx.inputs[0].shape.is_static() &&
+         ctx.outputs.size() == 1 && dtype_size(ctx.inputs[0].dtype) <= 8;
+}
+
+// ---- Concat --------------------------------------------------------------------------------
+
+class ConcatKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    const Shape& y = ctx.outputs[0].shape;
+    const size_t axis =
+        normalize_axis(ctx.node, ctx.node.attrs.get_int("axis", 0), int64_t(y.rank()), "axis");
+    const size_t es = dtype_size(ctx.outputs[0].dtype);
+    outer_ = dims_product(y, 0, axis);
+    const int64_t inner = dims_product(y, axis + 1, y.rank());
+    chunk_bytes_.clear();
+    starts_.clear();
+    size_t start = 0;
+    for (const TensorInfo& in : ctx.inputs) {
+      chunk_bytes_.push_back(in.present ? size_t(in.shape[axis] * inner) * es : 0);
+      starts_.push_back(start);
+      start += chunk_bytes_.back();
+    }
+    row_bytes_ = size_t(y[axis] * inner) * es;
+    total_ = y.numel();
+  }
+
+  void run(RunContext& ctx) const override {
+    char* y = static_cast<char*>(ctx.outputs[0]->raw());
+    const int64_t inputs = int64_t(chunk_bytes_.size());
+    parallel_for(threads_for(total_, ctx.threads), outer_ * inputs, [&](int64_t u) {
+      const int64_t o = u / inputs, i = u % inputs;
+      if (!chunk_bytes_[i]) return;
+      const char* x = static_cast<const char*>(ctx.inputs[i]->raw());
+      std::memcpy(y + o * row_bytes_ + starts_[i], x + o * chunk_bytes_[i], chunk_bytes_[i]);
+    });
+  }
+
+ private:
+  int64_t outer_ = 0, total_ = 0;
+  size_t row_bytes_ = 0;
+  std::vector<size_t> chunk_bytes_;  // bytes each input contributes to one outer row
+  std::vector<size_t> starts_;       // where they start in an output row
+};
+
+bool supports_concat(const PrepareContext& ctx) {
+  if (ctx.outputs.size() != 1 || !ctx.outputs[0].shape.is_static()) return false;
+  for (const TensorInfo& in : ctx.inputs)
+    if (in.present && (!in.shape.is_static() || in.dtype != ctx.outputs[0].dtype)) return false;
+  return true;
+}
+
+template <typename K>
+KernelDef def(const char* op, const char* name, std::function<bool(const PrepareContext&)> sup) {
+  return {
+      "", op, Device::Type::CPU, {}, name, std::move(sup), [] { return std::make_unique<K>(); }};
+}
+
+}  // namespace
+
+void register_layout_kernels(OpRegistry& r) {
+  r.register_kernel(def<TransposeKernel>("Transpose", "cpu-transpose", supports_static));
+  r.register_kernel(def<ConcatKernel>("Concat", "cpu-concat", supports_concat));
+  for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze"})
+    r.register_kernel(def<CopyKernel>(op, "cpu-copy", supports_copy));
+}
+
+}  // namespace minfer::cpu

@@ -1,0 +1,89 @@
+// MatMul (numpy semantics: batched, broadcast batch dims, 1-D promotion) on Eigen's GEMM.
+#include <algorithm>
+
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/parallel.h"
+#include "backends/cpu/sgemm.h"
+#include "ops/broadcast.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+class MatMulKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    std::vector<int64_t> ad = ctx.inputs[0].shape.dims(), bd = ctx.inputs[1].shape.dims();
+    if (ad.size() == 1) ad.insert(ad.begin(), 1);
+    if (bd.size() == 1) bd.push_back(1);
+    m_ = ad[ad.size() - 2];
+    k_ = ad.back();
+    n_ = bd.back();
+    if (bd[bd.size() - 2] != k_)
+      ctx.fail("A " + ctx.inputs[0].shape.to_string() + " and B " +
+               ctx.inputs[1].shape.to_string() + " have different K");
+    Shape abatch(std::vector<int64_t>(ad.begin(), ad.end() - 2));
+    Shape bbatch(std::vector<int64_t>(bd.begin(), bd.end() - 2));
+    Shape batch = broadcast_shapes(ctx.node, {abatch, bbatch});
+    std::vector<std::vector<int64_t>> strides{broadcast_strides(abatch, batch),
+                                              broadcast_strides(bbatch, batch)};
+    a_index_.clear();
+    b_index_.clear();
+    for_each_broadcast(batch, strides, [&](int64_t, const std::vector<int64_t>& off) {
+      a_index_.push_back(off[0]);
+      b_index_.push_back(off[1]);
+    });
+    // One B for every batch and the A matrices back to back: a single taller GEMM.
+    fold_batch_ = true;
+    for (size_t i = 0; i < a_index_.size(); ++i)
+      fold_batch_ = fold_batch_ && b_index_[i] == 0 && a_index_[i] == int64_t(i);
+    b_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
+  }
+
+  void run(RunContext& ctx) const override {
+    const float* a = ctx.inputs[0]->data<float>();
+    const float* b = b_.defined() ? b_.data<float>() : ctx.inputs[1]->data<float>();
+    float* y = ctx.outputs[0]->data<float>();
+    const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
+    std::fill(y, y + batches * m * n, 0.f);
+    if (fold_batch_) {
+      sgemm_acc_parallel(ctx.threads, batches * m, n, k, 1.f, {a, k}, {b, n}, y, n);
+      return;
+    }
+    auto one = [&](int64_t i, int threads) {
+      sgemm_acc_parallel(threads, m, n, k, 1.f, {a + a_index_[i] * m * k, k},
+                         {b + b_index_[i] * k * n, n}, y + i * m * n, n);
+    };
+    if (batches >= ctx.threads) {
+      const int threads = threads_for(batches * m * n * k, ctx.threads, 1 << 18);
+      parallel_for(threads, batches, [&](int64_t i) { one(i, 1); });
+    } else {
+      for (int64_t i = 0; i < batches; ++i) one(i, ctx.threads);
+    }
+  }
+
+ private:
+  int64_t m_ = 0, k_ = 0, n_ = 0;
+  std::vector<int64_t> a_index_, b_index_;  // matrix index of A and B for each output batch
+  bool fold_batch_ = false;
+  Tensor b_;
+};
+
+bool supports_matmul(const PrepareContext& ctx) {
+  for (size_t i = 0; i < 2; ++i)
+    if (i >= ctx.inputs.size() || !ctx.inputs[i].present || ctx.inputs[i].dtype != DType::f32 ||
+        !ctx.inputs[i].shape.is_static())
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void register_matmul_kernels(OpRegistry& registry) {
+  registry.register_kernel(
+      {"", "MatMul", Device::Type::CPU, {DType::f32}, "cpu-eigen-matmul", supports_matmul, [] {
+         return std::make_unique<MatMulKernel>();
+       }});
+}
+
+}  // namespace minfer::cpu

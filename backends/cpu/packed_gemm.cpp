@@ -1,0 +1,79 @@
+#include "backends/cpu/packed_gemm.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <new>
+
+namespace minfer::cpu {
+
+namespace {
+
+// The pieces of Eigen's GEMM for float, named as in GeneralMatrixMatrix.h, for the
+// column-major product Y^T[n, m] += X^T[n, k] * W^T[k, m].
+using Index = Eigen::Index;
+using Traits = Eigen::internal::gebp_traits<float, float>;
+using LhsMapper = Eigen::internal::const_blas_data_mapper<float, Index, Eigen::ColMajor>;
+using RhsMapper = Eigen::internal::const_blas_data_mapper<float, Index, Eigen::ColMajor>;
+using ResMapper =
+    Eigen::internal::blas_data_mapper<float, Index, Eigen::ColMajor, Eigen::Unaligned, 1>;
+using PackLhs =
+    Eigen::internal::gemm_pack_lhs<float, Index, LhsMapper, Traits::mr, Traits::LhsProgress,
+                                   Traits::LhsPacket4Packing, Eigen::ColMajor>;
+using PackRhs =
+    Eigen::internal::gemm_pack_rhs<float, Index, RhsMapper, Traits::nr, Eigen::ColMajor>;
+using Gebp = Eigen::internal::gebp_kernel<float, float, Index, ResMapper, Traits::mr, Traits::nr,
+                                          false, false>;
+static_assert(Traits::nr == 4, "the row ranges of multiply() assume panels of 4 rows of W");
+
+constexpr std::align_val_t kAlign{64};
+
+}  // namespace
+
+void PackedWeights::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
+
+PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k, int64_t ldw, int64_t max_n)
+    : m_(m), k_(k) {
+  static const bool initialized = (Eigen::initParallel(), true);  // Eigen's cache sizes
+  (void)initialized;
+  Index kc = k, mc = std::max<int64_t>(max_n, 1), nc = m;
+  Eigen::internal::computeProductBlockingSizes<float, float, 1>(kc, mc, nc, Index(1));
+  kc_ = std::max<Index>(kc, 1);
+  mc_ = std::max<Index>(mc, 1);
+  nc_ = std::max<Index>(nc / 4 * 4, 4);
+  data_.reset(static_cast<float*>(
+      ::operator new[](size_t(std::max<int64_t>(m * k, 1)) * sizeof(float), kAlign)));
+  // W^T [k, m] column-major is W row-major: element (kk, j) at w[j * ldw + kk].
+  RhsMapper rhs(w, ldw);
+  PackRhs pack;
+  for (int64_t k2 = 0; k2 < k; k2 += kc_) {
+    const int64_t kb = std::min(kc_, k - k2);
+    pack(data_.get() + k2 * m, rhs.getSubMapper(k2, 0), kb, m);
+  }
+}
+
+size_t PackedWeights::scratch_floats() const { return size_t((kc_ * mc_ + 15) / 16 * 16); }
+
+void PackedWeights::multiply(int64_t r0, int64_t r1, const float* x, int64_t ldx, int64_t n,
+                             float* y, int64_t ldy, float* scratch) const {
+  if (r0 >= r1 || n <= 0) return;
+  LhsMapper lhs(x, ldx);  // X^T [n, k] column-major is X row-major
+  ResMapper res(y, ldy);  // Y^T [n, m] column-major is Y row-major
+  PackLhs pack;
+  Gebp gebp;
+  for (int64_t i2 = 0; i2 < n; i2 += mc_) {
+    const int64_t mb = std::min(mc_, n - i2);
+    for (int64_t k2 = 0; k2 < k_; k2 += kc_) {
+      const int64_t kb = std::min(kc_, k_ - k2);
+      pack(scratch, lhs.getSubMapper(i2, k2), kb, mb);
+      const float* panel = data_.get() + k2 * m_;
+      // Rows of W in blocks of nc_ (a multiple of 4): a run of whole 4-row panels, packed
+      // back to back, is itself a packed operand.
+      for (int64_t j2 = r0; j2 < r1; j2 += nc_) {
+        const int64_t nb = std::min(nc_, r1 - j2);
+        gebp(res.getSubMapper(i2, j2), scratch, panel + j2 * kb, mb, kb, nb, 1.f);
+      }
+    }
+  }
+}
+
+}  // namespace minfer::cpu

@@ -1,0 +1,174 @@
+// Pooling fp32 kernels on NCHW: MaxPool, AveragePool (1-D and 2-D) and GlobalAveragePool.
+//
+// Windows are walked tap by tap over whole output rows: for each kernel tap the output
+// columns whose input lies inside the image form one range, so the inner loop has no
+// bounds checks.
+#include <Eigen/Core>
+#include <algorithm>
+#include <limits>
+
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/parallel.h"
+#include "ops/conv_geometry.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
+
+// Number of taps t in [0, k) with begin <= start + t * dilation < end.
+int64_t taps_inside(int64_t start, int64_t k, int64_t dilation, int64_t begin, int64_t end) {
+  int64_t count = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    int64_t i = start + t * dilation;
+    count += i >= begin && i < end;
+  }
+  return count;
+}
+
+class PoolKernel final : public Kernel {
+ public:
+  explicit PoolKernel(bool max) : max_(max) {}
+
+  void prepare(PrepareContext& ctx) override {
+    PoolGeometry g = pool_geometry(ctx.node, ctx.inputs[0].shape);
+    const bool two_d = g.rank() == 2;
+    planes_ = g.batch * g.channels;
+    h_ = two_d ? g.in_h() : 1;
+    w_ = g.input.back();
+    oh_ = two_d ? g.out_h() : 1;
+    ow_ = g.output.back();
+    kh_ = two_d ? g.kernel_h() : 1;
+    kw_ = g.kernel.back();
+    sh_ = two_d ? g.stride_h() : 1;
+    sw_ = g.strides.back();
+    dh_ = two_d ? g.dilations[0] : 1;
+    dw_ = g.dilations.back();
+    pad_t_ = two_d ? g.pad_top() : 0;
+    pad_l_ = g.pads_begin.back();
+    if (max_) return;
+    // Divisors: taps inside the image, or (count_include_pad) inside image + pads.
+    const int64_t pad_b = two_d ? g.pads_end[0] : 0, pad_r = g.pads_end.back();
+    const bool with_pad = g.count_include_pad;
+    rows_.resize(oh_);
+    cols_.resize(ow_);
+    for (int64_t o = 0; o < oh_; ++o)
+      rows_[o] = with_pad ? taps_inside(o * sh_ - pad_t_, kh_, dh_, -pad_t_, h_ + pad_b)
+                          : taps_inside(o * sh_ - pad_t_, kh_, dh_, 0, h_);
+    for (int64_t o = 0; o < ow_; ++o)
+      cols_[o] = with_pad ? taps_inside(o * sw_ - pad_l_, kw_, dw_, -pad_l_, w_ + pad_r)
+                          : taps_inside(o * sw_ - pad_l_, kw_, dw_, 0, w_);
+  }
+
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.inputs[0]->data<float>();
+    float* y = ctx.outputs[0]->data<float>();
+    const int64_t work = planes_ * oh_ * ow_ * kh_ * kw_;
+    parallel_for(threads_for(work, ctx.threads), planes_,
+                 [&](int64_t plane) { pool_plane(x + plane * h_ * w_, y + plane * oh_ * ow_); });
+  }
+
+ private:
+  void pool_plane(const float* x, float* y) const {
+    const float init = max_ ? -std::numeric_limits<float>::infinity() : 0.f;
+    for (int64_t oh = 0; oh < oh_; ++oh) {
+      float* yrow = y + oh * ow_;
+      std::fill(yrow, yrow + ow_, init);
+      for (int64_t i = 0; i < kh_; ++i) {
+        const int64_t ih = oh * sh_ - pad_t_ + i * dh_;
+        if (ih < 0 || ih >= h_) continue;
+        const float* xrow = x + ih * w_;
+        for (int64_t j = 0; j < kw_; ++j) {
+          const int64_t offset = j * dw_ - pad_l_;  // input column = ow * sw + offset
+          const int64_t lo = std::clamp<int64_t>(offset >= 0 ? 0 : ceil_div(-offset, sw_), 0, ow_);
+          const int64_t hi = std::clamp<int64_t>(floor_div(w_ - 1 - offset, sw_) + 1, lo, ow_);
+          // Constant strides 1 and 2 (nearly all pools) let the compiler vectorize.
+          if (sw_ == 1)
+            tap_row<1>(xrow, offset, yrow, lo, hi);
+          else if (sw_ == 2)
+            tap_row<2>(xrow, offset, yrow, lo, hi);
+          else
+            tap_row<0>(xrow, offset, yrow, lo, hi);
+        }
+      }
+      if (!max_)
+        for (int64_t ow = 0; ow < ow_; ++ow) {
+          const int64_t count = rows_[oh] * cols_[ow];
+          yrow[ow] = count ? yrow[ow] / float(count) : 0.f;
+        }
+    }
+  }
+
+  // yrow[ow] = max(yrow[ow], xrow[ow * stride + offset]) (or +=) for ow in [lo, hi).
+  template <int kStride>
+  void tap_row(const float* xrow, int64_t offset, float* yrow, int64_t lo, int64_t hi) const {
+    const int64_t stride = kStride ? kStride : sw_;
+    if (max_) {
+      for (int64_t ow = lo; ow < hi; ++ow)
+        yrow[ow] = std::max(yrow[ow], xrow[ow * stride + offset]);
+    } else {
+      for (int64_t ow = lo; ow < hi; ++ow) yrow[ow] += xrow[ow * stride + offset];
+    }
+  }
+
+  bool max_;
+  int64_t planes_ = 0, h_ = 0, w_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0, sh_ = 0, sw_ = 0;
+  int64_t dh_ = 0, dw_ = 0, pad_t_ = 0, pad_l_ = 0;
+  std::vector<int64_t> rows_, cols_;  // AveragePool: taps counted per output row / column
+};
+
+// 1-D and 2-D f32 pools; MaxPool without its Indices output.
+bool supports_pool(const PrepareContext& ctx) {
+  if (!is_static_f32(ctx, 0) || ctx.outputs.size() != 1) return false;
+  const size_t rank = ctx.inputs[0].shape.rank();
+  return rank == 3 || rank == 4;
+}
+
+class GlobalAveragePoolKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    const Shape& x = ctx.inputs[0].shape;
+    planes_ = x[0] * x[1];
+    size_ = x.numel() / std::max<int64_t>(planes_, 1);
+  }
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.inputs[0]->data<float>();
+    float* y = ctx.outputs[0]->data<float>();
+    const int64_t size = size_;
+    parallel_for(threads_for(planes_ * size, ctx.threads), planes_, [&](int64_t p) {
+      const float sum = Eigen::Map<const Eigen::ArrayXf>(x + p * size, size).sum();
+      y[p] = size ? sum / float(size) : 0.f;
+    });
+  }
+
+ private:
+  int64_t planes_ = 0, size_ = 0;
+};
+
+bool supports_global_pool(const PrepareContext& ctx) {
+  return is_static_f32(ctx, 0) && ctx.inputs[0].shape.rank() >= 3;
+}
+
+}  // namespace
+
+void register_pool_kernels(OpRegistry& r) {
+  r.register_kernel(
+      {"", "MaxPool", Device::Type::CPU, {DType::f32}, "cpu-maxpool", supports_pool, [] {
+         return std::make_unique<PoolKernel>(true);
+       }});
+  r.register_kernel(
+      {"", "AveragePool", Device::Type::CPU, {DType::f32}, "cpu-avgpool", supports_pool, [] {
+         return std::make_unique<PoolKernel>(false);
+       }});
+  r.register_kernel({"",
+                     "GlobalAveragePool",
+                     Device::Type::CPU,
+                     {DType::f32},
+                     "cpu-global-avgpool",
+                     supports_global_pool,
+                     [] { return std::make_unique<GlobalAveragePoolKernel>(); }});
+}
+
+}  // namespace minfer::cpu

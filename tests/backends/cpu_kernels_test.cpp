@@ -1,0 +1,761 @@
+// One harness for the fast CPU kernels (in the spirit of llama.cpp's test-backend-ops): for a
+// node description (op, attributes, input shapes) it builds a one-node graph, fills random
+// inputs, runs the op's reference kernel and the CPU kernel the registry picks (checking that
+// it is the expected fast kernel, not the reference fallback), and compares the outputs.
+//
+// Tolerance: rtol 1e-4, atol 1e-5. The fast kernels accumulate in fp32 in a different order
+// (GEMM blocking and FMA reassociation, vectorized exp) than the double-precision references.
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <new>
+#include <optional>
+#include <sstream>
+
+#include "backends/cpu/conv.h"
+#include "backends/cpu/gemm.h"
+#include "test_util.h"
+
+namespace minfer {
+namespace {
+
+constexpr double kRtol = 1e-4, kAtol = 1e-5;
+
+struct InputSpec {
+  Shape shape;
+  bool constant = false;        // an initializer: the kernel may pack it at prepare
+  std::optional<Tensor> value;  // a fixed value (Clip bounds, Reshape shape); else random
+  float lo = -1.f, hi = 1.f;    // range of random values
+  bool absent = false;          // an absent optional input
+};
+
+struct OpCase {
+  std::string op;
+  Attributes attrs;
+  std::vector<InputSpec> inputs;
+  int threads = 1;
+};
+
+InputSpec in(Shape s, bool constant = false) {
+  InputSpec i;
+  i.shape = std::move(s);
+  i.constant = constant;
+  return i;
+}
+InputSpec absent() {
+  InputSpec i;
+  i.absent = true;
+  return i;
+}
+InputSpec fixed(Tensor t, bool constant = true) {
+  InputSpec i;
+  i.shape = t.shape();
+  i.value = std::move(t);
+  i.constant = constant;
+  return i;
+}
+
+std::string attr_string(const Attribute& a) {
+  std::ostringstream s;
+  std::visit(
+      [&](const auto& v) {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, float> ||
+                      std::is_same_v<T, std::string>) {
+          s << v;
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          s << v.to_string();
+        } else {
+          s << "[";
+          for (size_t i = 0; i < v.size(); ++i) s << (i ? "," : "") << v[i];
+          s << "]";
+        }
+      },
+      a);
+  return s.str();
+}
+
+std::string describe(const OpCase& c) {
+  std::ostringstream s;
+  s << c.op << "(";
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    s << (i ? ", " : "");
+    if (c.inputs[i].absent) {
+      s << "-";
+      continue;
+    }
+    s << c.inputs[i].shape.to_string() << (c.inputs[i].constant ? "c" : "");
+  }
+  s << ")";
+  for (const auto& [name, value] : c.attrs.all()) s << " " << name << "=" << attr_string(value);
+  s << " threads=" << c.threads;
+  return s.str();
+}
+
+Tensor random_input(const InputSpec& spec, DType dtype, std::mt19937& rng) {
+  if (spec.value) return *spec.value;
+  if (dtype == DType::i64) {
+    Tensor t(DType::i64, spec.shape);
+    std::uniform_int_distribution<int64_t> dist(-1000, 1000);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = dist(rng);
+    return t;
+  }
+  return test::random_tensor(spec.shape, rng, spec.lo, spec.hi);
+}
+
+// Aligned scratch memory as the runtime provides it, poisoned so that reading it before
+// writing it shows up as NaN.
+struct Workspace {
+  explicit Workspace(size_t bytes) : size(bytes) {
+    if (bytes) {
+      data = ::operator new(bytes, std::align_val_t(64));
+      std::memset(data, 0xff, bytes);
+    }
+  }
+  ~Workspace() {
+    if (data) ::operator delete(data, std::align_val_t(64));
+  }
+  size_t size;
+  void* data = nullptr;
+};
+
+// Prepares `kernel` on `node` and runs it; outputs start as NaN so unwritten ones fail.
+std::vector<Tensor> run_kernel(Kernel& kernel, const Node& node, std::vector<TensorInfo> infos,
+                               std::vector<TensorInfo> outs, const std::vector<Tensor>& inputs,
+                               int threads) {
+  PrepareContext pctx{node, std::move(infos), std::move(outs)};
+  pctx.threads = threads;
+  kernel.prepare(pctx);
+  std::vector<Tensor> outputs;
+  for (const TensorInfo& o : pctx.outputs) {
+    Tensor t(o.dtype, o.shape);
+    if (o.dtype == DType::f32)
+      std::fill(t.data<float>(), t.data<float>() + t.numel(),
+                std::numeric_limits<float>::quiet_NaN());
+    outputs.push_back(t);
+  }
+  Workspace ws(pctx.workspace_bytes);
+  RunContext rc;
+  for (const Tensor& t : inputs) rc.inputs.push_back(t.defined() ? &t : nullptr);
+  for (Tensor& t : outputs) rc.outputs.push_back(&t);
+  rc.workspace = ws.data;
+  rc.threads = threads;
+  kernel.run(rc);
+  return outputs;
+}
+
+// Runs one case through the registry's CPU kernel and the reference; checks the kernel's
+// name and that the outputs agree.
+void check_op(const OpCase& c, const std::string& expected_kernel, std::mt19937& rng,
+              DType dtype = DType::f32) {
+  INFO(describe(c));
+  Graph g;
+  std::vector<Value*> values;
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const InputSpec& spec = c.inputs[i];
+    if (spec.absent) {
+      values.push_back(nullptr);
+      tensors.emplace_back();
+      continue;
+    }
+    Tensor t = random_input(spec, i == 0 ? dtype : (spec.value ? spec.value->dtype() : dtype), rng);
+    std::string name = "in" + std::to_string(i);
+    values.push_back(spec.constant ? g.add_constant(name, t)
+                                   : g.add_input(name, t.dtype(), t.shape()));
+    tensors.push_back(t);
+  }
+  Node* node = g.add_node(c.op, "node", values, 1, c.attrs);
+  g.add_output(node->outputs[0]);
+  g.infer_shapes();
+
+  std::vector<TensorInfo> infos;
+  for (size_t i = 0; i < values.size(); ++i) {
+    TensorInfo info;
+    if (values[i]) {
+      info.present = true;
+      info.dtype = values[i]->dtype;
+      info.shape = values[i]->shape;
+      if (values[i]->is_constant()) info.constant = &*values[i]->constant;
+    }
+    infos.push_back(info);
+  }
+  TensorInfo out;
+  out.present = true;
+  out.dtype = node->outputs[0]->dtype;
+  out.shape = node->outputs[0]->shape;
+
+  PrepareContext probe{*node, infos, {out}};
+  probe.threads = c.threads;
+  const KernelDef* def = OpRegistry::global().find_kernel(probe, Device::Type::CPU);
+  REQUIRE(def != nullptr);
+  REQUIRE(def->name == expected_kernel);
+  std::unique_ptr<Kernel> kernel = def->create();
+  std::vector<Tensor> got = run_kernel(*kernel, *node, infos, {out}, tensors, c.threads);
+
+  const OpSchema& schema = OpRegistry::global().get_op("", c.op);
+  std::vector<Tensor> want = schema.reference(*node, tensors);
+  REQUIRE(got[0].shape() == want[0].shape());
+  if (dtype == DType::f32) {
+    test::require_close(got[0], want[0], kRtol, kAtol);
+  } else {
+    REQUIRE(std::memcmp(got[0].raw(), want[0].raw(), got[0].nbytes()) == 0);
+  }
+}
+
+// ---- random case generators ----------------------------------------------------------------
+
+struct Rand {
+  std::mt19937& rng;
+  int64_t operator()(int64_t lo, int64_t hi) {  // inclusive
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; }
+  template <typename T>
+  T pick(std::initializer_list<T> v) {
+    return *(v.begin() + (*this)(0, int64_t(v.size()) - 1));
+  }
+};
+
+// A random valid Conv: groups (incl. depthwise), strides 1-3, dilations, asymmetric pads or
+// auto_pad, 1-D or 2-D, optional bias, constant or run-time weights.
+OpCase random_conv(Rand& r) {
+  OpCase c;
+  c.op = "Conv";
+  const int kind = int(r(0, 3));  // 0, 1: group 1; 2: grouped; 3: depthwise
+  int64_t group = kind == 2 ? r(2, 3) : kind == 3 ? r(2, 6) : 1;
+  int64_t cg = kind == 3 ? 1 : r(1, 6), mg = kind == 3 ? r(1, 2) : r(1, kind == 2 ? 4 : 9);
+  const size_t rank = r.chance(0.12) ? 1 : 2;
+  std::vector<int64_t> k(rank), s(rank), d(rank), size(rank), pads(2 * rank, 0);
+  std::string auto_pad = "NOTSET";
+  if (r.chance(0.2)) auto_pad = r.pick<std::string>({"SAME_UPPER", "SAME_LOWER", "VALID"});
+  for (size_t i = 0; i < rank; ++i) {
+    k[i] = r.pick<int64_t>({1, 1, 2, 3, 3, 5});
+    s[i] = r.chance(0.6) ? 1 : r(2, 3);
+    d[i] = r.chance(0.8) ? 1 : 2;
+    if (auto_pad == "NOTSET") pads[i] = r(0, 2), pads[i + rank] = r(0, 2);
+    const int64_t ek = (k[i] - 1) * d[i] + 1;
+    size[i] = std::max(r(1, 14), ek - pads[i] - pads[i + rank]);
+  }
+  const int64_t n = r(1, 3);
+  std::vector<int64_t> xs{n, cg * group}, ws{mg * group, cg};
+  xs.insert(xs.end(), size.begin(), size.end());
+  ws.insert(ws.end(), k.begin(), k.end());
+  const bool wconst = r.chance(0.7);
+  c.inputs = {in(Shape(xs)), in(Shape(ws), wconst)};
+  if (r.chance(0.6)) c.inputs.push_back(in(Shape{mg * group}, wconst));
+  if (group > 1 || r.chance(0.3)) c.attrs.set("group", group);
+  c.attrs.set("strides", s);
+  if (r.chance(0.5) || d != std::vector<int64_t>(rank, 1)) c.attrs.set("dilations", d);
+  if (auto_pad != "NOTSET")
+    c.attrs.set("auto_pad", auto_pad);
+  else
+    c.attrs.set("pads", pads);
+  if (r.chance(0.5)) c.attrs.set("kernel_shape", k);
+  c.threads = int(r(1, 3));
+  return c;
+}
+
+Attributes conv_attrs(std::vector<int64_t> strides, std::vector<int64_t> pads, int64_t group = 1) {
+  Attributes a;
+  a.set("strides", std::move(strides));
+  a.set("pads", std::move(pads));
+  a.set("group", group);
+  return a;
+}
+
+// Pool: kernel 1-4, strides, pads below the kernel, dilations (MaxPool), ceil_mode,
+// count_include_pad (AveragePool), auto_pad.
+OpCase random_pool(Rand& r, const std::string& op) {
+  OpCase c;
+  c.op = op;
+  const size_t rank = r.chance(0.15) ? 1 : 2;
+  std::vector<int64_t> k(rank), s(rank), d(rank, 1), size(rank), pads(2 * rank, 0);
+  std::string auto_pad =
+      r.chance(0.15) ? r.pick<std::string>({"SAME_UPPER", "SAME_LOWER", "VALID"}) : "NOTSET";
+  for (size_t i = 0; i < rank; ++i) {
+    k[i] = r(1, 4);
+    s[i] = r(1, 3);
+    if (op == "MaxPool" && r.chance(0.2)) d[i] = 2;
+    if (auto_pad == "NOTSET") pads[i] = r(0, k[i] - 1), pads[i + rank] = r(0, k[i] - 1);
+    size[i] = std::max(r(1, 13), (k[i] - 1) * d[i] + 1);
+  }
+  std::vector<int64_t> xs{r(1, 2), r(1, 5)};
+  xs.insert(xs.end(), size.begin(), size.end());
+  c.inputs = {in(Shape(xs))};
+  c.attrs.set("kernel_shape", k);
+  c.attrs.set("strides", s);
+  if (auto_pad != "NOTSET")
+    c.attrs.set("auto_pad", auto_pad);
+  else
+    c.attrs.set("pads", pads);
+  if (d != std::vector<int64_t>(rank, 1)) c.attrs.set("dilations", d);
+  if (auto_pad == "NOTSET" && r.chance(0.4)) c.attrs.set("ceil_mode", int64_t{1});
+  if (op == "AveragePool" && r.chance(0.5)) c.attrs.set("count_include_pad", int64_t{1});
+  c.threads = int(r(1, 3));
+  return c;
+}
+
+Shape random_shape(Rand& r, size_t rank, int64_t max_dim) {
+  std::vector<int64_t> d(rank);
+  for (auto& x : d) x = r(1, max_dim);
+  return Shape(d);
+}
+
+// An operand that broadcasts to `out`: some dims set to 1, maybe leading dims dropped.
+Shape broadcast_operand(Rand& r, const Shape& out) {
+  std::vector<int64_t> d = out.dims();
+  for (auto& x : d)
+    if (r.chance(0.35)) x = 1;
+  size_t drop = r.chance(0.3) ? size_t(r(0, int64_t(d.size()))) : 0;
+  d.erase(d.begin(), d.begin() + drop);
+  return Shape(d);
+}
+
+// ---- tests ---------------------------------------------------------------------------------
+
+TEST_CASE("cpu Conv matches the reference over random geometries", "[cpu]") {
+  std::mt19937 rng(1234);
+  Rand r{rng};
+  for (int i = 0; i < 120; ++i) check_op(random_conv(r), "cpu-conv", rng);
+}
+
+TEST_CASE("cpu Conv paths: 1x1 GEMM, im2col tiles, shared units, depthwise", "[cpu]") {
+  struct ConvSpec {
+    const char* what;
+    Shape x, w;
+    std::vector<int64_t> strides, pads;
+    int64_t group;
+    bool bias, constant;
+  };
+  const ConvSpec specs[] = {
+      {"1x1 stride 1 unpadded: a GEMM on the input",
+       {1, 16, 20, 20},
+       {24, 16, 1, 1},
+       {1, 1},
+       {0, 0, 0, 0},
+       1,
+       true,
+       true},
+      {"the same with 2 tiles of positions",
+       {1, 600, 15, 20},
+       {12, 600, 1, 1},
+       {1, 1},
+       {0, 0, 0, 0},
+       1,
+       true,
+       true},
+      {"grouped 1x1, run-time weights",
+       {3, 8, 9, 7},
+       {6, 4, 1, 1},
+       {1, 1},
+       {0, 0, 0, 0},
+       2,
+       false,
+       false},
+      {"1x1 stride 2 (ResNet downsample)",
+       {2, 12, 15, 15},
+       {20, 12, 1, 1},
+       {2, 2},
+       {0, 0, 0, 0},
+       1,
+       false,
+       true},
+      {"one unit per image: shared im2col, split channels",
+       {1, 8, 17, 17},
+       {21, 8, 3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       1,
+       true,
+       true},
+      {"deep K (several depth blocks), small image",
+       {1, 70, 5, 6},
+       {40, 70, 3, 3},
+       {1, 1},
+       {1, 0, 2, 1},
+       1,
+       false,
+       true},
+      {"2 tiles per image, several images",
+       {2, 64, 17, 19},
+       {8, 64, 3, 3},
+       {1, 1},
+       {1, 1, 1, 1},
+       1,
+       true,
+       true},
+      {"many output channels: several blocks of packed weights",
+       {1, 300, 7, 7},
+       {700, 300, 1, 1},
+       {1, 1},
+       {0, 0, 0, 0},
+       1,
+       true,
+       true},
+      {"stem-like 7x7 stride 2", {1, 3, 30, 30}, {8, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, 1, true, true},
+      {"depthwise 3x3", {2, 16, 13, 11}, {16, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, 16, true, true},
+      {"depthwise stride 2, run-time weights",
+       {1, 10, 14, 14},
+       {10, 1, 3, 3},
+       {2, 2},
+       {1, 1, 1, 1},
+       10,
+       false,
+       false},
+      {"depthwise, channel multiplier 2",
+       {1, 5, 9, 9},
+       {10, 1, 5, 3},
+       {1, 2},
+       {2, 0, 1, 2},
+       5,
+       false,
+       true},
+  };
+  std::mt19937 rng(99);
+  for (int threads : {1, 2, 3})
+    for (const ConvSpec& c : specs) {
+      INFO(c.what);
+      OpCase oc{
+          "Conv", conv_attrs(c.strides, c.pads, c.group), {in(c.x), in(c.w, c.constant)}, threads};
+      if (c.bias) oc.inputs.push_back(in(Shape{c.w[0]}, c.constant));
+      check_op(oc, "cpu-conv", rng);
+    }
+}
+
+// The epilogue that com.minfer:FusedConv will use: bias, residual, Relu/Clip in one pass.
+TEST_CASE("cpu Conv kernel fuses residual add and activation", "[cpu]") {
+  std::mt19937 rng(7);
+  Rand r{rng};
+  for (int i = 0; i < 40; ++i) {
+    OpCase c = random_conv(r);
+    INFO(describe(c));
+    // Plain Conv as the oracle: its reference output, plus Z, then clamped.
+    Graph g;
+    std::vector<Value*> vals;
+    std::vector<Tensor> tensors;
+    for (size_t k = 0; k < c.inputs.size(); ++k) {
+      Tensor t = random_input(c.inputs[k], DType::f32, rng);
+      tensors.push_back(t);
+      vals.push_back(g.add_input("in" + std::to_string(k), DType::f32, t.shape()));
+    }
+    Node* conv = g.add_node("Conv", "conv", vals, 1, c.attrs);
+    g.infer_shapes();
+    const Shape ys = conv->outputs[0]->shape;
+    Tensor want = OpRegistry::global().get_op("", "Conv").reference(*conv, tensors)[0];
+
+    const int act = int(r(0, 2));  // none, Relu, Clip
+    Node fused;
+    fused.name = "fused";
+    fused.op_type = "FusedConv";
+    fused.domain = kMinferDomain;
+    fused.attrs = c.attrs;
+    float lo = -INFINITY, hi = INFINITY;
+    if (act == 1) {
+      fused.attrs.set("activation", std::string("Relu"));
+      lo = 0.f;
+    } else if (act == 2) {
+      lo = -0.5f;
+      hi = 0.75f;
+      fused.attrs.set("activation", std::string("Clip"));
+      fused.attrs.set("activation_min", lo);
+      fused.attrs.set("activation_max", hi);
+    }
+    const bool residual = r.chance(0.7);
+    std::vector<TensorInfo> infos;
+    for (const Tensor& t : tensors) infos.push_back({true, DType::f32, t.shape(), nullptr});
+    while (tensors.size() < 3) tensors.emplace_back(), infos.push_back({});
+    if (residual) {
+      Tensor z = test::random_tensor(ys, rng);
+      const float* zp = z.data<float>();
+      float* wp = want.data<float>();
+      for (int64_t k = 0; k < want.numel(); ++k) wp[k] += zp[k];
+      tensors.push_back(z);
+      infos.push_back({true, DType::f32, ys, nullptr});
+    }
+    float* wp = want.data<float>();
+    for (int64_t k = 0; k < want.numel(); ++k) wp[k] = std::min(std::max(wp[k], lo), hi);
+
+    cpu::ConvKernel kernel;
+    std::vector<Tensor> got =
+        run_kernel(kernel, fused, infos, {{true, DType::f32, ys, nullptr}}, tensors, c.threads);
+    test::require_close(got[0], want, kRtol, kAtol);
+  }
+}
+
+TEST_CASE("cpu Conv kernel rejects an unknown fused activation", "[cpu]") {
+  Node n;
+  n.name = "f";
+  n.op_type = "FusedConv";
+  n.attrs.set("activation", std::string("Gelu"));
+  std::vector<TensorInfo> infos{{true, DType::f32, Shape{1, 2, 4, 4}, nullptr},
+                                {true, DType::f32, Shape{3, 2, 1, 1}, nullptr}};
+  PrepareContext ctx{n, infos, {{true, DType::f32, Shape{1, 3, 4, 4}, nullptr}}};
+  cpu::ConvKernel kernel;
+  REQUIRE_THROWS_AS(kernel.prepare(ctx), Error);
+}
+
+TEST_CASE("cpu Gemm matches the reference: transposes, alpha/beta, C broadcasts", "[cpu]") {
+  std::mt19937 rng(42);
+  Rand r{rng};
+  for (int i = 0; i < 60; ++i) {
+    const int64_t m = r(1, 40), n = r(1, 40), k = r(1, 40);
+    const bool ta = r.chance(0.5), tb = r.chance(0.5);
+    OpCase c;
+    c.op = "Gemm";
+    if (ta) c.attrs.set("transA", int64_t{1});
+    if (tb) c.attrs.set("transB", int64_t{1});
+    if (r.chance(0.4)) c.attrs.set("alpha", 0.5f + float(r(0, 10)) / 10.f);
+    if (r.chance(0.4)) c.attrs.set("beta", float(r(-10, 10)) / 10.f);
+    c.inputs = {in(ta ? Shape{k, m} : Shape{m, k}),
+                in(tb ? Shape{n, k} : Shape{k, n}, r.chance(0.5))};
+    switch (r(0, 6)) {
+      case 0:
+        break;
+      case 1:
+        c.inputs.push_back(in({n}, true));
+        break;
+      case 2:
+        c.inputs.push_back(in({1, n}));
+        break;
+      case 3:
+        c.inputs.push_back(in({m, 1}));
+        break;
+      case 4:
+        c.inputs.push_back(in({m, n}));
+        break;
+      case 5:
+        c.inputs.push_back(in({1}));
+        break;
+      default:
+        c.inputs.push_back(in(Shape{}));
+        break;
+    }
+    c.threads = int(r(1, 3));
+    check_op(c, "cpu-eigen-gemm", rng);
+  }
+  // Large enough to be split over threads; and a classifier-like matrix-vector product.
+  Attributes tb;
+  tb.set("transB", int64_t{1});
+  for (int threads : {1, 2}) {
+    check_op({"Gemm", {}, {in({130, 70}), in({70, 150}), in({150}, true)}, threads},
+             "cpu-eigen-gemm", rng);
+    check_op({"Gemm", tb, {in({150, 70}), in({130, 70}, true), in({130}, true)}, threads},
+             "cpu-eigen-gemm", rng);
+    check_op({"Gemm", tb, {in({1, 300}), in({70, 300}, true), in({70}, true)}, threads},
+             "cpu-eigen-gemm", rng);
+  }
+}
+
+TEST_CASE("cpu Gemm kernel fuses an activation", "[cpu]") {
+  std::mt19937 rng(5);
+  for (const char* act : {"Relu", "Clip"}) {
+    Graph g;
+    Tensor a = test::random_tensor({9, 13}, rng), b = test::random_tensor({13, 11}, rng);
+    Tensor cc = test::random_tensor({11}, rng);
+    Node* n = g.add_node("Gemm", "gemm",
+                         {g.add_input("a", DType::f32, a.shape()), g.add_constant("b", b),
+                          g.add_input("c", DType::f32, cc.shape())});
+    g.infer_shapes();
+    Tensor want = OpRegistry::global().get_op("", "Gemm").reference(*n, {a, b, cc})[0];
+    const float lo = std::string(act) == "Relu" ? 0.f : -0.3f;
+    const float hi = std::string(act) == "Relu" ? INFINITY : 0.4f;
+    for (int64_t i = 0; i < want.numel(); ++i)
+      want.data<float>()[i] = std::min(std::max(want.data<float>()[i], lo), hi);
+    Node fused = *n;
+    fused.op_type = "FusedGemm";
+    fused.domain = kMinferDomain;
+    fused.attrs.set("activation", std::string(act));
+    fused.attrs.set("activation_min", -0.3f);
+    fused.attrs.set("activation_max", 0.4f);
+    cpu::GemmKernel kernel;
+    std::vector<TensorInfo> infos{{true, DType::f32, a.shape(), nullptr},
+                                  {true, DType::f32, b.shape(), &b},
+                                  {true, DType::f32, cc.shape(), nullptr}};
+    auto got = run_kernel(kernel, fused, infos, {{true, DType::f32, Shape{9, 11}, nullptr}},
+                          {a, b, cc}, 2);
+    test::require_close(got[0], want, kRtol, kAtol);
+  }
+}
+
+TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") {
+  std::mt19937 rng(8);
+  const std::vector<std::pair<Shape, Shape>> shapes{
+      {{7}, {7}},
+      {{5}, {5, 3}},
+      {{4, 5}, {5}},
+      {{6, 9}, {9, 4}},
+      {{3, 6, 9}, {9, 4}},         // one B: folded into a taller GEMM
+      {{3, 6, 9}, {3, 9, 4}},      // batched
+      {{2, 1, 6, 9}, {3, 9, 4}},   // broadcast batch dims
+      {{6, 9}, {2, 3, 9, 5}},      // A broadcast over B's batch
+      {{4, 1, 5}, {1, 5, 130}},    // matrix-vector rows
+      {{2, 70, 40}, {2, 40, 60}},  // large enough for threads
+  };
+  for (int threads : {1, 2, 3})
+    for (const auto& [a, b] : shapes)
+      check_op({"MatMul", {}, {in(a), in(b, threads == 2)}, threads}, "cpu-eigen-matmul", rng);
+}
+
+TEST_CASE("cpu unary ops match the reference", "[cpu]") {
+  std::mt19937 rng(3);
+  Rand r{rng};
+  for (int i = 0; i < 12; ++i) {
+    const int threads = int(r(1, 3));
+    // Some large enough (> 32K elements) to be split over threads.
+    Shape s = i % 3 == 0 ? Shape{2, 200, 91} : random_shape(r, size_t(r(0, 4)), 9);
+    InputSpec x = in(s);
+    x.lo = -8.f, x.hi = 8.f;
+    check_op({"Relu", {}, {x}, threads}, "cpu-relu", rng);
+    check_op({"Sigmoid", {}, {x}, threads}, "cpu-sigmoid", rng);
+    // Clip: bounds as inputs (constant or not, either absent) or as opset-6 attributes.
+    Tensor lo = Tensor::scalar(-0.5f * float(r(0, 4))), hi = Tensor::scalar(0.5f * float(r(0, 4)));
+    check_op({"Clip", {}, {x, fixed(lo), fixed(hi, false)}, threads}, "cpu-clip", rng);
+    check_op({"Clip", {}, {x, absent(), fixed(hi)}, threads}, "cpu-clip", rng);
+    check_op({"Clip", {}, {x, fixed(lo)}, threads}, "cpu-clip", rng);
+    Attributes a;
+    a.set("min", -1.5f);
+    a.set("max", 2.f);
+    check_op({"Clip", a, {x}, threads}, "cpu-clip", rng);
+  }
+}
+
+TEST_CASE("cpu Add/Sub/Mul/Div match the reference over broadcast patterns", "[cpu]") {
+  std::mt19937 rng(11);
+  Rand r{rng};
+  const std::pair<const char*, const char*> ops[] = {
+      {"Add", "cpu-add"}, {"Sub", "cpu-sub"}, {"Mul", "cpu-mul"}, {"Div", "cpu-div"}};
+  auto check_all = [&](InputSpec a, InputSpec b, int threads) {
+    b.lo = 0.5f, b.hi = 2.f;  // keep Div away from zero
+    for (const auto& [op, kernel] : ops) check_op({op, {}, {a, b}, threads}, kernel, rng);
+  };
+  for (int i = 0; i < 40; ++i) {
+    Shape out = random_shape(r, size_t(r(1, 5)), 6);
+    Shape a = broadcast_operand(r, out), b = broadcast_operand(r, out);
+    if (r.chance(0.5)) std::swap(a, b);
+    check_all(in(a), in(b, r.chance(0.3)), int(r(1, 3)));
+  }
+  for (int threads : {1, 2}) {
+    check_all(in({2, 16, 45, 47}), in({2, 16, 45, 47}), threads);   // same shape
+    check_all(in({2, 16, 45, 47}), in({16, 1, 1}, true), threads);  // per channel
+    check_all(in({1, 16, 1, 1}), in({2, 16, 45, 47}), threads);     // per channel, swapped
+    check_all(in({2, 16, 45, 47}), in(Shape{}, true), threads);     // scalar
+    check_all(in({1}), in({3, 5}), threads);                        // scalar, swapped
+    check_all(in({40, 1, 30}), in({1, 50, 30}), threads);           // both broadcast
+    check_all(in({1, 1}), in({1}), threads);                        // a single element
+  }
+}
+
+TEST_CASE("cpu MaxPool and AveragePool match the reference", "[cpu]") {
+  std::mt19937 rng(21);
+  Rand r{rng};
+  for (int i = 0; i < 60; ++i) {
+    check_op(random_pool(r, "MaxPool"), "cpu-maxpool", rng);
+    check_op(random_pool(r, "AveragePool"), "cpu-avgpool", rng);
+  }
+  Attributes stem;  // ResNet's stem pool
+  stem.set("kernel_shape", std::vector<int64_t>{3, 3});
+  stem.set("strides", std::vector<int64_t>{2, 2});
+  stem.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  for (int threads : {1, 2}) {
+    check_op({"MaxPool", stem, {in({2, 8, 56, 56})}, threads}, "cpu-maxpool", rng);
+    check_op({"AveragePool", stem, {in({2, 8, 56, 56})}, threads}, "cpu-avgpool", rng);
+  }
+}
+
+TEST_CASE("cpu GlobalAveragePool, BatchNormalization, Softmax match the reference", "[cpu]") {
+  std::mt19937 rng(31);
+  Rand r{rng};
+  for (int threads : {1, 2, 3}) {
+    for (Shape s : {Shape{1, 2048, 7, 7}, Shape{2, 3, 5}, Shape{2, 3, 2, 3, 4}, Shape{1, 1, 1, 1}})
+      check_op({"GlobalAveragePool", {}, {in(s)}, threads}, "cpu-global-avgpool", rng);
+    for (Shape s : {Shape{2, 5, 7, 9}, Shape{3, 4}, Shape{2, 6, 11}, Shape{1, 64, 40, 40}}) {
+      const int64_t c = s[1];
+      const bool constant = threads != 2;
+      InputSpec var = in({c}, constant);
+      var.lo = 0.1f, var.hi = 2.f;
+      Attributes a;
+      if (threads == 3) a.set("epsilon", 1e-3f);
+      check_op({"BatchNormalization",
+                a,
+                {in(s), in({c}, constant), in({c}, constant), in({c}, constant), var},
+                threads},
+               "cpu-batchnorm", rng);
+    }
+  }
+  for (int i = 0; i < 30; ++i) {
+    Shape s = random_shape(r, size_t(r(1, 4)), 7);
+    if (i == 0) s = Shape{2, 1000};
+    if (i == 1) s = Shape{3, 300, 5};  // a strided axis wider than one column block
+    if (i == 2) s = Shape{2, 4, 700};
+    Attributes a;
+    const int64_t rank = int64_t(s.rank());
+    if (i == 1)
+      a.set("axis", int64_t{1});
+    else if (i == 2)
+      a.set("axis", int64_t{-2});
+    else if (r.chance(0.8))
+      a.set("axis", r(-rank, rank - 1));
+    InputSpec x = in(s);
+    x.lo = -10.f, x.hi = 10.f;
+    check_op({"Softmax", a, {x}, int(r(1, 3))}, "cpu-softmax", rng);
+  }
+}
+
+TEST_CASE("cpu Transpose and Concat match the reference", "[cpu]") {
+  std::mt19937 rng(51);
+  Rand r{rng};
+  for (int i = 0; i < 50; ++i) {
+    const size_t rank = size_t(r(1, 5));
+    Shape s = random_shape(r, rank, 6);
+    std::vector<int64_t> perm(rank);
+    for (size_t k = 0; k < rank; ++k) perm[k] = int64_t(k);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    Attributes a;
+    if (r.chance(0.85)) a.set("perm", perm);
+    check_op({"Transpose", a, {in(s)}, int(r(1, 3))}, "cpu-transpose", rng,
+             i % 5 == 0 ? DType::i64 : DType::f32);
+  }
+  Attributes nchw_to_nhwc;
+  nchw_to_nhwc.set("perm", std::vector<int64_t>{0, 2, 3, 1});
+  Attributes swap;
+  swap.set("perm", std::vector<int64_t>{1, 0});
+  for (int threads : {1, 2}) {
+    check_op({"Transpose", nchw_to_nhwc, {in({2, 67, 30, 31})}, threads}, "cpu-transpose", rng);
+    check_op({"Transpose", swap, {in({300, 250})}, threads}, "cpu-transpose", rng);
+  }
+
+  for (int i = 0; i < 30; ++i) {
+    const size_t rank = size_t(r(1, 4));
+    Shape base = random_shape(r, rank, 5);
+    const int64_t axis = r(0, int64_t(rank) - 1);
+    OpCase c;
+    c.op = "Concat";
+    c.attrs.set("axis", r.chance(0.3) ? axis - int64_t(rank) : axis);
+    for (int64_t k = r(1, 4); k-- > 0;) {
+      Shape s = base;
+      s[axis] = r(1, 4);
+      c.inputs.push_back(in(s, r.chance(0.2)));
+    }
+    c.threads = int(r(1, 3));
+    check_op(c, "cpu-concat", rng);
+  }
+  Attributes axis1;
+  axis1.set("axis", int64_t{1});
+  check_op({"Concat", axis1, {in({2, 64, 28, 28}), in({2, 32, 28, 28})}, 2}, "cpu-concat", rng);
+}
+
+TEST_CASE("cpu reshape-like ops copy the input", "[cpu]") {
+  std::mt19937 rng(61);
+  Attributes axis2;
+  axis2.set("axis", int64_t{2});
+  check_op({"Flatten", axis2, {in({2, 3, 4, 5})}, 1}, "cpu-copy", rng);
+  check_op({"Identity", {}, {in({7, 3})}, 1}, "cpu-copy", rng);
+  check_op({"Reshape", {}, {in({2, 3, 4}), fixed(Tensor::from_vector<int64_t>({4, -1}, {2}))}, 1},
+           "cpu-copy", rng);
+  check_op({"Unsqueeze", {}, {in({2, 3}), fixed(Tensor::from_vector<int64_t>({0, 3}, {2}))}, 1},
+           "cpu-copy", rng);
+}
+
+}  // namespace
+}  // namespace minfer
