@@ -10,6 +10,7 @@
 #include "minfer/models.h"
 #include "minfer/onnx.h"
 #include "minfer/op_schema.h"
+#include "minfer/plugin.h"
 #include "minfer/registry.h"
 #include "minfer/session.h"
 #include "minfer/tensor.h"
