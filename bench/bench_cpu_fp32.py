@@ -63,7 +63,7 @@ def main():
           f"{'minfer/ORT':>10}")
     for model in args.models.split(","):
         path = os.path.join(tmp, model + ".onnx")
-        subprocess.run([args.minfer, "export", model, "-o", path], check=True,
+        subprocess.run([args.minfer, "export", model, "--opt-level", "0", "-o", path], check=True,
                        capture_output=True)
         for batch in map(int, args.batches.split(",")):
             for threads in map(int, args.threads.split(",")):

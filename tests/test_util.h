@@ -2,6 +2,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -24,9 +25,11 @@ inline std::filesystem::path data_dir() {
   return std::filesystem::canonical(p);
 }
 
-// A fresh temporary directory for one test.
+// A fresh temporary directory for one test. The process id keeps test processes that
+// CTest runs in parallel out of each other's way.
 inline std::filesystem::path temp_dir(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("minfer_test_" + name);
+  auto p = std::filesystem::temp_directory_path() /
+           ("minfer_test_" + std::to_string(::getpid()) + "_" + name);
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;

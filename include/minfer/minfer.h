@@ -2,6 +2,7 @@
 #pragma once
 
 #include "minfer/builder.h"
+#include "minfer/calibrate.h"
 #include "minfer/error.h"
 #include "minfer/graph.h"
 #include "minfer/image.h"

@@ -1,0 +1,281 @@
+// The `minfer` command line, run as a separate process: exit codes, stderr messages, and
+// --json output parsed back.
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "backends/cuda_api.h"
+#include "runtime/json.h"
+#include "test_util.h"
+
+using namespace minfer;
+
+namespace {
+
+struct CliResult {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string quote(const std::string& s) { return "'" + s + "'"; }
+
+// Runs `minfer ARGS` with stdout and stderr captured.
+CliResult cli(const std::string& args) {
+  static int counter = 0;
+  const auto dir = test::temp_dir("cli_" + std::to_string(counter++));
+  const std::string cmd = quote(MINFER_CLI_PATH) + " " + args + " >" +
+                          quote((dir / "out").string()) + " 2>" + quote((dir / "err").string());
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+json::Value parse_json(const CliResult& r) {
+  INFO("stdout: " << r.out << "\nstderr: " << r.err);
+  REQUIRE(r.code == 0);
+  return json::parse(r.out);  // throws unless stdout is exactly one JSON document
+}
+
+const json::Value& member(const json::Value& v, const char* key) {
+  const json::Value* m = v.find(key);
+  INFO("JSON member '" << key << "'");
+  REQUIRE(m != nullptr);
+  return *m;
+}
+
+std::string data(const std::string& rel) { return quote((test::data_dir() / rel).string()); }
+
+const std::string kWeights20 = "models/resnet20.safetensors";
+const std::string kCat = "images/cifar10-png/cifar10_00_3.png";   // label 3, cat
+const std::string kShip = "images/cifar10-png/cifar10_01_8.png";  // label 8, ship
+
+}  // namespace
+
+TEST_CASE("cli: --help of every command", "[cli]") {
+  for (const char* cmd : {"run", "eval", "bench", "inspect", "ops", "demo"}) {
+    INFO(cmd);
+    const CliResult r = cli(std::string(cmd) + " --help");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith(std::string("usage: minfer ") + cmd));
+    CHECK(r.err.empty());
+  }
+  const CliResult top = cli("--help");
+  CHECK(top.code == 0);
+  CHECK_THAT(top.out, Catch::Contains("commands:") && Catch::Contains("inspect"));
+  const CliResult none = cli("");
+  CHECK(none.code == 2);
+  CHECK_THAT(none.err, Catch::Contains("usage"));
+}
+
+TEST_CASE("cli: run a real CIFAR model on images, --json", "[cli]") {
+  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) + " --image " +
+                          data(kCat) + " --image " + data(kShip) + " --top 3 --json");
+  const json::Value j = parse_json(r);
+  CHECK(member(j, "model").string == "cifar-resnet20");
+  CHECK(member(j, "batch").integer == 2);
+  const auto& results = member(j, "results").array;
+  REQUIRE(results.size() == 2);
+  const auto& top_cat = member(results[0], "top").array;
+  REQUIRE(top_cat.size() == 3);
+  CHECK(member(top_cat[0], "index").integer == 3);
+  CHECK(member(top_cat[0], "label").string == "cat");
+  CHECK(member(top_cat[0], "score").number == Approx(23.7305).margin(1e-3));
+  CHECK(member(member(results[1], "top").array[0], "label").string == "ship");
+  CHECK(member(j, "run_ms").number > 0);
+}
+
+TEST_CASE("cli: run prints a readable top-K table", "[cli]") {
+  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) + " --image " +
+                          data(kCat) + " --top 2");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("cifar10_00_3.png") && Catch::Contains("cat") &&
+                        Catch::Contains(" ms"));
+}
+
+TEST_CASE("cli: run with --input, --labels and --save-outputs", "[cli]") {
+  const auto dir = test::temp_dir("cli_io");
+  // The preprocessed image as a .npy input, and WordNet-style labels.
+  const Tensor x = load_image((test::data_dir() / kCat).string(),
+                              builtin_model_info("cifar-resnet20").preprocess);
+  save_npy(x, (dir / "x.npy").string());
+  {
+    std::ofstream labels(dir / "labels.txt");
+    for (int i = 0; i < 10; ++i) labels << "n0000000" << i << " class number " << i << "\n";
+  }
+  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) +
+                          " --input input=" + quote((dir / "x.npy").string()) + " --labels " +
+                          quote((dir / "labels.txt").string()) + " --save-outputs " +
+                          quote((dir / "out").string()) + " --json");
+  const json::Value j = parse_json(r);
+  const auto& top = member(member(j, "results").array.at(0), "top").array;
+  CHECK(member(top.at(0), "label").string == "class number 3");
+  const Tensor saved = load_npy((dir / "out" / "logits.npy").string());
+  CHECK(saved.shape() == Shape{1, 10});
+  CHECK(saved.data<float>()[3] == Approx(member(top[0], "score").number));
+}
+
+TEST_CASE("cli: run an exported ONNX model", "[cli]") {
+  const auto dir = test::temp_dir("cli_onnx");
+  const std::string path = (dir / "resnet20.onnx").string();
+  save_onnx(build_model("cifar-resnet20", (test::data_dir() / kWeights20).string()), path);
+  // ImageNet mean/std are the default, and the 32x32 size comes from the model's input.
+  const json::Value j =
+      parse_json(cli("run " + quote(path) + " --image " + data(kCat) + " --json"));
+  CHECK(member(member(member(j, "results").array.at(0), "top").array.at(0), "index").integer == 3);
+  // --mean/--std/--size belong to ONNX models only.
+  const CliResult bad = cli("run cifar-resnet20 --mean 0,0,0 --image " + data(kCat));
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--mean"));
+}
+
+TEST_CASE("cli: ops lists every registered op", "[cli]") {
+  const CliResult text = cli("ops");
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("Conv") && Catch::Contains("reference"));
+  const json::Value j = parse_json(cli("ops --json"));
+  const auto ops = OpRegistry::global().ops();
+  CHECK(member(j, "count").integer == static_cast<int64_t>(ops.size()));
+  bool conv_has_cpu = false;
+  for (const auto& op : member(j, "ops").array)
+    if (member(op, "name").string == "Conv")
+      for (const auto& k : member(op, "kernels").array)
+        conv_has_cpu |= member(k, "device").string == "cpu";
+  CHECK(conv_has_cpu);
+}
+
+TEST_CASE("cli: inspect --json and --dot", "[cli]") {
+  const auto dot = test::temp_dir("cli_dot") / "g.dot";
+  const json::Value j =
+      parse_json(cli("inspect cifar-resnet20 --opt-level 0 --json --dot " + quote(dot.string())));
+  CHECK(member(j, "parameters").integer == 269722 + 16 * 2 + (16 * 6 + 32 * 6 + 64 * 6) * 2);
+  // 3x3 convs at 32x32/16x16/8x8 plus the 64->10 classifier, at batch 1.
+  const int64_t macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 + 16 * 16 * 32 * 144 +
+                       5 * 16 * 16 * 32 * 288 + 8 * 8 * 64 * 288 + 5 * 8 * 8 * 64 * 576 + 640;
+  CHECK(member(j, "macs").integer == macs);
+  CHECK(member(j, "op_histogram").find("Conv")->integer == 19);
+  const auto& nodes = member(j, "nodes").array;
+  REQUIRE(member(j, "node_count").integer == static_cast<int64_t>(nodes.size()));
+  CHECK(member(nodes.at(0), "name").string == "conv1");
+  CHECK(member(nodes.at(0), "op").string == "Conv");
+  CHECK(member(nodes.at(0), "output_shape").array.at(1).integer == 16);
+  CHECK(member(j, "arena_bytes").integer > 0);
+  CHECK(member(j, "arena_bytes").integer <= member(j, "naive_bytes").integer);
+  const std::string dot_text = slurp(dot);
+  CHECK_THAT(dot_text, Catch::StartsWith("digraph") && Catch::Contains("layer1.0.conv1"));
+  const CliResult text = cli("inspect cifar-resnet20 --summary");
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("MACs") && Catch::Contains("arena"));
+}
+
+TEST_CASE("cli: bench --iterations 2", "[cli]") {
+  const json::Value j =
+      parse_json(cli("bench cifar-resnet20 --iterations 2 --warmup 1 --batch 2 --json"));
+  CHECK(member(j, "iterations").integer == 2);
+  CHECK(member(j, "batch").integer == 2);
+  const auto& lat = member(j, "latency_ms");
+  CHECK(member(lat, "min").number > 0);
+  CHECK(member(lat, "min").number <= member(lat, "p50").number);
+  CHECK(member(lat, "p50").number <= member(lat, "max").number);
+  CHECK(member(j, "throughput_ips").number > 0);
+  const CliResult text = cli("bench cifar-resnet20 --iterations 2");
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("p99") && Catch::Contains("img/s"));
+}
+
+TEST_CASE("cli: eval on a labelled folder", "[cli]") {
+  const json::Value j =
+      parse_json(cli("eval cifar-resnet20 --weights " + data(kWeights20) + " --dataset " +
+                     data("images/cifar10-jpeg") + " --limit 40 --batch 16 --json"));
+  CHECK(member(j, "count").integer == 40);
+  const double top1 = member(j, "top1").number;
+  CHECK(top1 > 0.5);  // the real model: ~80% on this set
+  CHECK(member(j, "top5").number >= top1);
+  CHECK(member(j, "top1_correct").integer == static_cast<int64_t>(std::lround(top1 * 40)));
+}
+
+TEST_CASE("cli: bad command lines exit 2 with a message on stderr", "[cli]") {
+  for (const std::string args :
+       {"frobnicate", "run", "run cifar-resnet20 --bogus", "run cifar-resnet20",
+        "bench cifar-resnet20 --iterations abc", "bench cifar-resnet20 --iterations 2 --duration 1",
+        "eval cifar-resnet20", "run cifar-resnet20 --device tpu --image x.png",
+        "inspect cifar-resnet20 extra-argument", "run cifar-resnet20 --top"}) {
+    INFO(args);
+    const CliResult r = cli(args);
+    CHECK(r.code == 2);
+    CHECK_FALSE(r.err.empty());
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases{
+      {"run cifar-resnet20 --weights /nonexistent/w.safetensors --image " + data(kCat),
+       "/nonexistent/w.safetensors"},
+      {"run cifar-resnet20 --image /nonexistent/cat.png", "/nonexistent/cat.png"},
+      {"run /nonexistent/model.onnx --image " + data(kCat), "/nonexistent/model.onnx"},
+      {"run resnet19 --image " + data(kCat), "unknown model 'resnet19'"},
+      {"eval cifar-resnet20 --dataset /nonexistent/dir", "/nonexistent/dir"},
+      {"run cifar-resnet20 --input nope=x.npy", "no input 'nope'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const CliResult r = cli(c.args);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+  }
+  if (!cuda::available()) {
+    const CliResult r = cli("run cifar-resnet20 --device cuda --image " + data(kCat));
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Catch::Contains("CUDA", Catch::CaseSensitive::No));
+  }
+}
+
+TEST_CASE("cli: demo runs and agrees with the reference", "[cli]") {
+  const json::Value j =
+      parse_json(cli("demo --data " + quote(test::data_dir().string()) + " --json"));
+  const auto& rows = member(j, "rows").array;
+  int fp32_rows = 0;
+  for (const auto& row : rows) {
+    if (!member(row, "available").boolean) {
+      CHECK(member(row, "precision").string == "int8");
+      continue;
+    }
+    ++fp32_rows;
+    INFO(member(row, "model").string << " batch " << member(row, "batch").integer);
+    CHECK(member(row, "max_abs_diff").number < 1e-3);
+    CHECK(member(row, "argmax_agree").integer == member(row, "argmax_total").integer);
+    CHECK(member(row, "throughput_ips").number > 0);
+  }
+  CHECK(fp32_rows >= 3);
+  const auto& file_check = member(j, "reference_logits");
+  CHECK(member(file_check, "argmax_agree").integer == 20);
+  CHECK(member(file_check, "max_abs_diff").number < 1e-3);
+}
+
+#ifdef MINFER_PLUGIN_PATH
+TEST_CASE("cli: --plugin adds the plugin's ops", "[cli]") {
+  const json::Value j =
+      parse_json(cli(std::string("ops --json --plugin ") + quote(MINFER_PLUGIN_PATH)));
+  bool found = false;
+  for (const auto& op : member(j, "ops").array)
+    found |= member(op, "name").string == "Swish" && member(op, "domain").string == "com.example";
+  CHECK(found);
+  const CliResult bad = cli("ops --plugin /nonexistent/libnope.so");
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("/nonexistent/libnope.so"));
+}
+#endif

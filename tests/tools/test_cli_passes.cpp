@@ -1,0 +1,89 @@
+// `minfer inspect --passes`, `--dot-optimized`, `--disable-pass` and `minfer export`.
+#include <sys/wait.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "runtime/json.h"
+#include "test_util.h"
+
+using namespace minfer;
+
+namespace {
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+Result run_cli(const std::string& args, const std::string& name) {
+  const auto dir = test::temp_dir("cli_passes_" + name);
+  const std::string cmd = "'" MINFER_CLI_PATH "' " + args + " >'" + (dir / "out").string() +
+                          "' 2>'" + (dir / "err").string() + "'";
+  const int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream o, e;
+  o << std::ifstream(dir / "out").rdbuf();
+  e << std::ifstream(dir / "err").rdbuf();
+  r.out = o.str();
+  r.err = e.str();
+  return r;
+}
+}  // namespace
+
+TEST_CASE("cli: inspect --passes reports each pass by name", "[cli][passes]") {
+  const auto dir = test::temp_dir("cli_passes_dot");
+  const std::string before = (dir / "before.dot").string(), after = (dir / "after.dot").string();
+  Result r = run_cli("inspect cifar-resnet20 --passes --json --dot '" + before +
+                         "' --dot-optimized '" + after + "'",
+                     "inspect");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  json::Value j = json::parse(r.out);
+  const json::Value* passes = j.find("passes");
+  REQUIRE(passes);
+  bool bn_folded = false;
+  for (const auto& p : passes->array) {
+    if (p.find("name")->string != "batchnorm-folding") continue;
+    bn_folded = p.find("nodes_before")->integer > p.find("nodes_after")->integer &&
+                p.find("changes")->array.size() == 19;  // every BN of ResNet-20
+  }
+  REQUIRE(bn_folded);
+  std::stringstream b, a;
+  b << std::ifstream(before).rdbuf();
+  a << std::ifstream(after).rdbuf();
+  REQUIRE(b.str().find("BatchNormalization") != std::string::npos);
+  REQUIRE(a.str().find("BatchNormalization") == std::string::npos);
+  REQUIRE(a.str().find("FusedConv") != std::string::npos);
+}
+
+TEST_CASE("cli: --disable-pass keeps that pass from running", "[cli][passes]") {
+  Result r = run_cli("inspect cifar-resnet20 --json --disable-pass batchnorm-folding", "disable");
+  REQUIRE(r.code == 0);
+  json::Value j = json::parse(r.out);
+  REQUIRE(j.find("op_histogram")->find("BatchNormalization") != nullptr);
+  Result bad = run_cli("inspect cifar-resnet20 --disable-pass no-such-pass", "disable_bad");
+  REQUIRE(bad.code == 1);
+  REQUIRE(bad.err.find("no-such-pass") != std::string::npos);
+}
+
+TEST_CASE("cli: export writes an ONNX file minfer and onnx.checker accept", "[cli][passes][python]") {
+  const auto dir = test::temp_dir("cli_export");
+  for (const char* level : {"0", "2"}) {
+    const std::string path = (dir / (std::string("m") + level + ".onnx")).string();
+    Result r = run_cli(std::string("export cifar-resnet20 --opt-level ") + level + " -o '" + path +
+                           "'",
+                       std::string("export") + level);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    Graph g = load_onnx(path);
+    size_t fused = 0;
+    for (const Node* n : g.nodes()) fused += n->op_type == "FusedConv";
+    REQUIRE((fused > 0) == (std::string(level) == "2"));
+    const std::string check = "python3 '" MINFER_SOURCE_DIR "/tests/python/check_onnx.py' '" +
+                              path + "' >/dev/null 2>&1";
+    if (std::string(level) == "0") REQUIRE(std::system(check.c_str()) == 0);
+  }
+  Result missing = run_cli("export cifar-resnet20", "export_missing");
+  REQUIRE(missing.code == 2);
+}

@@ -1,0 +1,143 @@
+// `minfer bench`: latency distribution and throughput of Session::run on random inputs.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "tools/commands.h"
+#include "tools/format.h"
+#include "tools/json.h"
+#include "tools/model_loader.h"
+
+namespace minfer::cli {
+
+namespace {
+
+ArgParser make_parser() {
+  ArgParser p("bench", "MODEL [--batch N] [--warmup N] [--iterations N | --duration S] [options]",
+              "Measures the latency of one run (min/mean/p50/p90/p99/max) and the throughput on\n"
+              "random inputs of the model's input shape.");
+  add_model_options(p);
+  p.option("--batch", "N", "batch size for a symbolic batch dimension (default 1)");
+  p.option("--warmup", "N", "untimed runs first (default 3)");
+  p.option("--iterations", "N", "timed runs (default 20)");
+  p.option("--duration", "S", "instead of --iterations: run for S seconds");
+  add_session_options(p);
+  p.flag("--json", "print one JSON object on stdout instead of text");
+  p.epilog("example:\n  minfer bench resnet50 --batch 8 --threads 2 --duration 10");
+  return p;
+}
+
+// Linear interpolation between closest ranks of sorted samples.
+double percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.size() == 1) return sorted[0];
+  const double pos = q * double(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Tensor random_input(const Value& v, int64_t batch, std::mt19937& rng) {
+  Tensor t(v.dtype, concrete_shape(v, batch));
+  if (v.dtype == DType::f32) {
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    float* p = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+  }
+  return t;  // other dtypes: zeros (indices, masks), always valid
+}
+
+}  // namespace
+
+int cmd_bench(const Argv& argv) {
+  const ArgParser parser = make_parser();
+  const Args args = parser.parse(argv);
+  if (args.help_requested()) {
+    std::fputs(parser.help().c_str(), stdout);
+    return 0;
+  }
+  if (args.has("--iterations") && args.has("--duration"))
+    throw UsageError("give --iterations or --duration, not both");
+  const int64_t warmup = args.get_int("--warmup", 3, 0, 1 << 20);
+  const int64_t iterations = args.get_int("--iterations", 20, 1, 1 << 24);
+  const double duration_s = args.get_double("--duration", 0, 0);
+  if (args.has("--duration") && duration_s <= 0) throw UsageError("--duration must be positive");
+  const SessionOptions options = session_options(args);
+
+  LoadedModel model = load_model(args);
+  const int64_t batch = choose_batch(model.graph, args, 1);
+  std::mt19937 rng(1234);
+  NamedTensors inputs;
+  for (const Value* v : model.graph.inputs())
+    if (!v->is_constant()) inputs[v->name] = random_input(*v, batch, rng);
+  const double t_prepare = now_ms();
+  Session session(std::move(model.graph), options);
+  std::map<std::string, Shape> shapes;
+  for (const auto& [name, t] : inputs) shapes[name] = t.shape();
+  session.plan_stats(shapes);  // optimize + plan + pack weights: not part of the timed runs
+  const double prepare_ms = now_ms() - t_prepare;
+
+  for (int64_t i = 0; i < warmup; ++i) session.run(inputs);
+  std::vector<double> ms;
+  const double t0 = now_ms();
+  for (;;) {
+    const double t = now_ms();
+    session.run(inputs);
+    ms.push_back(now_ms() - t);
+    if (duration_s > 0 ? now_ms() - t0 >= duration_s * 1000
+                       : static_cast<int64_t>(ms.size()) >= iterations)
+      break;
+  }
+  const double total_ms = now_ms() - t0;
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double x : ms) mean += x;
+  mean /= double(ms.size());
+  const double throughput = double(batch) * double(ms.size()) / (total_ms / 1000);
+  struct Stat {
+    const char* name;
+    double value;
+  };
+  const Stat stats[] = {{"min", sorted.front()},           {"mean", mean},
+                        {"p50", percentile(sorted, 0.5)},  {"p90", percentile(sorted, 0.9)},
+                        {"p99", percentile(sorted, 0.99)}, {"max", sorted.back()}};
+
+  if (args.has("--json")) {
+    Json lat = Json::object();
+    for (const Stat& s : stats) lat.set(s.name, s.value);
+    Json j = Json::object();
+    j.set("model", model.spec);
+    j.set("device", options.device.to_string());
+    j.set("precision", precision_name(options.precision));
+    j.set("threads", effective_threads(options));
+    j.set("opt_level", options.optimization_level);
+    j.set("batch", batch);
+    j.set("warmup", warmup);
+    j.set("iterations", ms.size());
+    j.set("prepare_ms", prepare_ms);
+    j.set("seconds", total_ms / 1000);
+    j.set("latency_ms", lat);
+    j.set("throughput_ips", throughput);
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("%s · %s · batch %lld\n", model.title().c_str(), describe_options(options).c_str(),
+              static_cast<long long>(batch));
+  std::printf("prepare %s · %lld warmup + %zu timed runs in %s\n\n", format_ms(prepare_ms).c_str(),
+              static_cast<long long>(warmup), ms.size(), format_ms(total_ms).c_str());
+  std::vector<std::string> header{""}, row{"latency (ms)"};
+  for (const Stat& s : stats) {
+    header.push_back(s.name);
+    row.push_back(fixed(s.value, s.value < 10 ? 3 : 2));
+  }
+  Table t(header, "lrrrrrr");
+  t.add(row);
+  std::fputs(t.str("  ").c_str(), stdout);
+  std::printf("\n  throughput  %s img/s (%s per image)\n", fixed(throughput, 1).c_str(),
+              format_ms(total_ms / (double(batch) * double(ms.size()))).c_str());
+  return 0;
+}
+
+}  // namespace minfer::cli

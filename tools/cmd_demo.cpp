@@ -1,0 +1,299 @@
+// `minfer demo`: the out-of-the-box tour. Builds ResNet-18 and CIFAR ResNet-20, runs them on
+// every available device and precision, and checks each run against minfer's reference
+// kernels (and, with --data, against the published logits of the real ResNet-20).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "backends/cuda_api.h"
+#include "minfer/image.h"
+#include "minfer/models.h"
+#include "models/reference_eval.h"
+#include "tools/classify.h"
+#include "tools/commands.h"
+#include "tools/format.h"
+#include "tools/json.h"
+#include "tools/model_loader.h"
+
+namespace minfer::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DemoModel {
+  std::string name;
+  std::string weights;             // "" = seeded
+  Tensor input;                    // [B,3,H,W]
+  std::vector<std::string> files;  // the images behind `input`, when real
+};
+
+struct Row {
+  std::string model, weights, device, precision;
+  int64_t batch = 0;
+  bool available = true;
+  double latency_ms = 0, throughput = 0, max_diff = 0;
+  int64_t argmax_agree = 0;
+};
+
+// Rows [begin, begin+count) of a [B,...] tensor, copied.
+Tensor slice_batch(const Tensor& t, int64_t begin, int64_t count) {
+  Shape s(t.shape().dims());
+  s[0] = count;
+  Tensor r(t.dtype(), s);
+  const size_t row = t.nbytes() / static_cast<size_t>(t.dim(0));
+  std::memcpy(r.raw(), static_cast<const char*>(t.raw()) + row * static_cast<size_t>(begin),
+              row * static_cast<size_t>(count));
+  return r;
+}
+
+Tensor random_images(int64_t batch, int64_t size, uint64_t seed) {
+  Tensor t(DType::f32, Shape{batch, 3, size, size});
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist(0.f, 1.f);  // like normalized pixels
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = dist(rng);
+  return t;
+}
+
+// Median time of session.run on `x`: at least 3 runs, then until ~0.4 s have passed.
+double time_runs(const Session& s, const std::string& input, const Tensor& x) {
+  s.run({{input, x}});  // warm-up (first run may plan for this batch size)
+  std::vector<double> ms;
+  const double t0 = now_ms();
+  while (ms.size() < 3 || (now_ms() - t0 < 400 && ms.size() < 100)) {
+    const double t = now_ms();
+    s.run({{input, x}});
+    ms.push_back(now_ms() - t);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// Compares `got` with the first rows of `want` (the reference run on the full batch).
+void compare(const Tensor& got, const Tensor& want, Row& r) {
+  const int64_t rows = got.dim(0), cols = got.numel() / rows;
+  const float* g = got.data<float>();
+  const float* w = want.data<float>();
+  r.max_diff = 0;
+  r.argmax_agree = 0;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    const double d = std::abs(double(g[i]) - double(w[i]));
+    r.max_diff = std::isnan(d) ? INFINITY : std::max(r.max_diff, d);
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* gi = g + i * cols;
+    const float* wi = w + i * cols;
+    r.argmax_agree +=
+        (std::max_element(gi, gi + cols) - gi) == (std::max_element(wi, wi + cols) - wi);
+  }
+}
+
+// The 20 CIFAR-10 PNGs and the reference logits of the real ResNet-20 (one line per image:
+// "file argmax l0 .. l9").
+struct ReferenceLogits {
+  std::vector<std::string> files;
+  std::vector<std::vector<double>> logits;
+};
+
+ReferenceLogits read_reference_logits(const fs::path& path) {
+  std::ifstream in(path);
+  check(bool(in), ErrorCode::InvalidArgument, "--data: cannot open '" + path.string() + "'");
+  ReferenceLogits r;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ss(line);
+    std::string file;
+    int argmax = 0;
+    if (!(ss >> file >> argmax) || file.size() < 5 || file.substr(file.size() - 4) != ".png")
+      continue;  // the summary line ("top1 20 / 20")
+    std::vector<double> v(10);
+    for (double& x : v)
+      check(bool(ss >> x), ErrorCode::InvalidArgument,
+            path.string() + ": malformed line '" + line + "' (expected file, argmax, 10 logits)");
+    r.files.push_back(file);
+    r.logits.push_back(v);
+  }
+  check(!r.files.empty(), ErrorCode::InvalidArgument, path.string() + " holds no logits");
+  return r;
+}
+
+}  // namespace
+
+int cmd_demo(const Argv& argv) {
+  ArgParser parser("demo", "[--data DIR] [--threads N] [--json]",
+                   "Builds ResNet-18 (ImageNet) and ResNet-20 (CIFAR-10) in code, runs them on\n"
+                   "every available device and precision, and prints latency, throughput and the\n"
+                   "agreement with minfer's reference kernels (max |difference| of the logits and\n"
+                   "how many top-1 classes match). Needs no files: the weights are seeded.");
+  parser.option("--data", "DIR",
+                "a folder laid out like minfer's test data; ResNet-20 then runs with\n"
+                "DIR/models/resnet20.safetensors on DIR/images/cifar10-png and is\n"
+                "checked against DIR/models/resnet20.cifar10-png.logits.txt");
+  parser.option("--threads", "N", "CPU threads (default 0 = all cores)");
+  parser.flag("--json", "print one JSON object on stdout instead of text");
+  const Args args = parser.parse(argv);
+  if (args.help_requested()) {
+    std::fputs(parser.help().c_str(), stdout);
+    return 0;
+  }
+  const bool json = args.has("--json");
+  const int threads = static_cast<int>(args.get_int("--threads", 0, 0, 1024));
+  const double t_start = now_ms();
+
+  // --- models and inputs ---
+  std::vector<DemoModel> models;
+  // ResNet-18 is checked at batch 1 only: the reference kernels are deliberately naive
+  // (~2 GMAC per image takes seconds), and the demo must stay well under a minute.
+  models.push_back({"resnet18", "", random_images(1, 224, 18), {}});
+  ReferenceLogits ref_logits;
+  if (args.has("--data")) {
+    const fs::path dir = args.get("--data");
+    const fs::path weights = dir / "models" / "resnet20.safetensors";
+    const fs::path images = dir / "images" / "cifar10-png";
+    check(fs::is_regular_file(weights), ErrorCode::InvalidArgument,
+          "--data: '" + weights.string() + "' does not exist");
+    check(fs::is_directory(images), ErrorCode::InvalidArgument,
+          "--data: '" + images.string() + "' does not exist");
+    ref_logits = read_reference_logits(dir / "models" / "resnet20.cifar10-png.logits.txt");
+    DemoModel m{"cifar-resnet20", weights.string(), {}, {}};
+    std::vector<Tensor> batch;
+    const ImagePreprocess& pre = builtin_model_info(m.name).preprocess;
+    for (const std::string& f : ref_logits.files) {
+      m.files.push_back((images / f).string());
+      batch.push_back(load_image(m.files.back(), pre));
+    }
+    m.input = stack_batch(batch);
+    models.push_back(std::move(m));
+  } else {
+    models.push_back({"cifar-resnet20", "", random_images(8, 32, 20), {}});
+  }
+
+  // --- devices ---
+  std::vector<Device> devices{Device::cpu()};
+  const bool has_cuda = cuda::available();
+  if (has_cuda) devices.push_back(Device::cuda(0));
+  const int cpu_threads =
+      threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());
+  if (!json)
+    std::printf("minfer demo · cpu (%d %s)%s\n", cpu_threads,
+                cpu_threads == 1 ? "thread" : "threads",
+                has_cuda ? " · cuda:0" : " · CUDA not available (no GPU, or built without CUDA)");
+
+  std::vector<Row> rows;
+  Json file_check = Json();
+  std::string file_check_text;
+  for (const DemoModel& m : models) {
+    const std::string weights_text = m.weights.empty() ? "seeded" : base_name(m.weights);
+    if (!json) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "  %s: building, running the reference kernels (batch %lld)...\n",
+                   m.name.c_str(), static_cast<long long>(m.input.dim(0)));
+    }
+    const Graph reference_graph = build_model(m.name, m.weights);
+    const Tensor reference = reference_eval(reference_graph, {{"input", m.input}}).at("logits");
+
+    for (const Device& device : devices) {
+      SessionOptions opts;
+      opts.device = device;
+      opts.threads = threads;
+      Session session(build_model(m.name, m.weights), opts);
+      const int64_t full = m.input.dim(0);
+      std::vector<int64_t> batches{1};
+      if (full > 1) batches.push_back(full);
+      for (int64_t batch : batches) {
+        Row r{m.name, weights_text, device.to_string(), "fp32", batch};
+        const Tensor x = batch == full ? m.input : slice_batch(m.input, 0, batch);
+        compare(session.run({{"input", x}}).at("logits"), reference, r);
+        r.latency_ms = time_runs(session, "input", x);
+        r.throughput = double(batch) * 1000.0 / r.latency_ms;
+        rows.push_back(r);
+      }
+      if (!ref_logits.files.empty() && device.is_cpu()) {
+        // The real ResNet-20 against the published float64 logits.
+        const Tensor got = session.run({{"input", m.input}}).at("logits");
+        double max_diff = 0;
+        int agree = 0;
+        for (size_t i = 0; i < ref_logits.files.size(); ++i) {
+          const float* g = got.data<float>() + i * 10;
+          const auto& want = ref_logits.logits[i];
+          for (int c = 0; c < 10; ++c)
+            max_diff = std::max(max_diff, std::abs(double(g[c]) - want[c]));
+          agree += (std::max_element(g, g + 10) - g) ==
+                   (std::max_element(want.begin(), want.end()) - want.begin());
+        }
+        const size_t n = ref_logits.files.size();
+        file_check = Json::object()
+                         .set("model", m.name)
+                         .set("images", n)
+                         .set("max_abs_diff", max_diff)
+                         .set("argmax_agree", agree);
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "%s (%s) on %zu CIFAR-10 PNGs vs resnet20.cifar10-png.logits.txt:\n"
+                      "  max |diff| %.2e, argmax %d/%zu",
+                      m.name.c_str(), weights_text.c_str(), n, max_diff, agree, n);
+        file_check_text = buf;
+      }
+      Row int8{m.name, weights_text, device.to_string(), "int8", 0};
+      int8.available = false;
+      rows.push_back(int8);
+    }
+  }
+  const double total_s = (now_ms() - t_start) / 1000;
+
+  if (json) {
+    Json list = Json::array();
+    for (const Row& r : rows) {
+      Json o = Json::object()
+                   .set("model", r.model)
+                   .set("weights", r.weights)
+                   .set("device", r.device)
+                   .set("precision", r.precision)
+                   .set("available", r.available);
+      if (r.available)
+        o.set("batch", r.batch)
+            .set("latency_ms", r.latency_ms)
+            .set("throughput_ips", r.throughput)
+            .set("max_abs_diff", r.max_diff)
+            .set("argmax_agree", r.argmax_agree)
+            .set("argmax_total", r.batch);
+      list.push(o);
+    }
+    Json j = Json::object();
+    Json devs = Json::array();
+    for (const Device& d : devices) devs.push(d.to_string());
+    j.set("devices", devs).set("threads", cpu_threads).set("rows", list);
+    if (file_check.kind() != Json::Kind::Null) j.set("reference_logits", file_check);
+    j.set("seconds", total_s);
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  Table t({"model", "weights", "device", "precision", "batch", "latency", "throughput",
+           "max |diff| vs ref", "top-1 agree"},
+          "llllrrrrr");
+  for (const Row& r : rows) {
+    if (!r.available) {
+      t.add_span({r.model, r.weights, r.device, r.precision}, "not yet available");
+      continue;
+    }
+    char diff[32];
+    std::snprintf(diff, sizeof diff, "%.2e", r.max_diff);
+    t.add({r.model, r.weights, r.device, r.precision, std::to_string(r.batch),
+           format_ms(r.latency_ms), fixed(r.throughput, 1) + " img/s", diff,
+           std::to_string(r.argmax_agree) + "/" + std::to_string(r.batch)});
+  }
+  std::printf("\n%s", t.str().c_str());
+  std::printf("\nref = the same graph evaluated node by node with minfer's reference kernels\n");
+  if (!file_check_text.empty()) std::printf("%s\n", file_check_text.c_str());
+  std::printf("done in %s\n", format_ms(total_s * 1000).c_str());
+  return 0;
+}
+
+}  // namespace minfer::cli

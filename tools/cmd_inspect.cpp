@@ -1,0 +1,186 @@
+// `minfer inspect`: what a model is made of, after the optimization passes it would run with.
+#include <cstdio>
+#include <fstream>
+
+#include "graph/pass.h"
+#include "tools/commands.h"
+#include "tools/format.h"
+#include "tools/graph_stats.h"
+#include "tools/json.h"
+#include "tools/model_loader.h"
+
+namespace minfer::cli {
+
+namespace {
+
+ArgParser make_parser() {
+  ArgParser p("inspect", "MODEL [--dot F] [--json] [options]",
+              "Shows a model's nodes (name, op, output shape, parameters, MACs), its op\n"
+              "histogram, parameter and MAC totals, and the memory plan at batch 1. The graph is\n"
+              "shown after the passes of --opt-level (0 = as loaded).");
+  add_model_options(p);
+  add_session_options(p);
+  p.option("--dot", "F", "write the graph as loaded as graphviz DOT to F (dot -Tsvg F -o g.svg)");
+  p.option("--dot-optimized", "F", "write the graph after the passes as graphviz DOT to F");
+  p.flag("--passes", "show what each optimization pass changed");
+  p.flag("--summary", "leave out the per-node table");
+  p.flag("--json", "print one JSON object on stdout instead of text");
+  return p;
+}
+
+Json shape_json(const Value* v) {
+  return v->shape_known ? Json::array_of(v->shape.dims()) : Json();
+}
+
+void write_dot(const Graph& g, const std::string& path, const char* option) {
+  std::ofstream f(path);
+  check(bool(f), ErrorCode::InvalidArgument, std::string(option) + ": cannot write '" + path + "'");
+  f << to_dot(g);
+  check(bool(f), ErrorCode::InvalidArgument, std::string(option) + ": error writing '" + path + "'");
+}
+
+}  // namespace
+
+int cmd_inspect(const Argv& argv) {
+  const ArgParser parser = make_parser();
+  const Args args = parser.parse(argv);
+  if (args.help_requested()) {
+    std::fputs(parser.help().c_str(), stdout);
+    return 0;
+  }
+  const SessionOptions options = session_options(args);
+  LoadedModel model = load_model(args);
+  // Optimize here (the session's own run of the pipeline then changes nothing) to keep each
+  // pass's report and the graph as loaded.
+  model.graph.infer_shapes();
+  if (args.has("--dot")) write_dot(model.graph, args.get("--dot"), "--dot");
+  const std::vector<PassReport> reports = optimize(model.graph, options);
+  Session session(std::move(model.graph), options);
+  const Graph& g = session.graph();
+  if (args.has("--dot-optimized"))
+    write_dot(g, args.get("--dot-optimized"), "--dot-optimized");
+
+  std::map<std::string, Shape> batch1;
+  for (const Value* v : g.inputs())
+    if (!v->is_constant()) batch1[v->name] = concrete_shape(*v, 1);
+  const PlanStats plan = session.plan_stats(batch1);
+  const GraphStats st = graph_stats(g);
+
+  if (args.has("--json")) {
+    Json j = Json::object();
+    j.set("model", model.spec);
+    j.set("description", model.info.description);
+    j.set("opt_level", options.optimization_level);
+    Json ins = Json::array(), outs = Json::array();
+    for (const Value* v : g.inputs())
+      if (!v->is_constant())
+        ins.push(Json::object()
+                     .set("name", v->name)
+                     .set("dtype", dtype_name(v->dtype))
+                     .set("shape", shape_json(v)));
+    for (const Value* v : g.outputs())
+      outs.push(Json::object()
+                    .set("name", v->name)
+                    .set("dtype", dtype_name(v->dtype))
+                    .set("shape", shape_json(v)));
+    j.set("inputs", ins);
+    j.set("outputs", outs);
+    j.set("node_count", st.nodes.size());
+    Json nodes = Json::array();
+    for (const NodeStats& ns : st.nodes) {
+      const Node* n = ns.node;
+      Json o = Json::object().set("name", n->name).set("op", n->op_type);
+      if (!n->domain.empty()) o.set("domain", n->domain);
+      o.set("output_shape", n->outputs.empty() ? Json() : shape_json(n->outputs[0]));
+      o.set("params", ns.params).set("macs", ns.macs);
+      nodes.push(o);
+    }
+    j.set("nodes", nodes);
+    Json hist = Json::object();
+    for (const auto& [op, count] : st.op_histogram) hist.set(op, count);
+    j.set("op_histogram", hist);
+    j.set("parameters", st.params);
+    j.set("parameter_bytes", st.param_bytes);
+    j.set("macs", st.macs);
+    j.set("arena_bytes", plan.arena_bytes);
+    j.set("naive_bytes", plan.naive_bytes);
+    if (args.has("--passes")) {
+      Json passes = Json::array();
+      for (const PassReport& r : reports) {
+        Json changes = Json::array();
+        for (const auto& c : r.changes) changes.push(c);
+        passes.push(Json::object()
+                        .set("name", r.name)
+                        .set("changed", r.changed)
+                        .set("nodes_before", r.nodes_before)
+                        .set("nodes_after", r.nodes_after)
+                        .set("milliseconds", r.milliseconds)
+                        .set("changes", changes));
+      }
+      j.set("passes", passes);
+    }
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+
+  std::printf("%s: %s\n", model.spec.c_str(), model.info.description.c_str());
+  std::printf("weights  %s\n", model.weights_description().c_str());
+  for (const Value* v : g.inputs())
+    if (!v->is_constant())
+      std::printf("input    %s %s %s\n", v->name.c_str(), dtype_name(v->dtype),
+                  shape_string(v->shape).c_str());
+  for (const Value* v : g.outputs())
+    std::printf("output   %s %s %s\n", v->name.c_str(), dtype_name(v->dtype),
+                shape_string(v->shape).c_str());
+
+  if (args.has("--passes")) {
+    std::printf("\npasses (opt-level %d)\n", options.optimization_level);
+    Table t({"pass", "nodes", "ms", "changes"}, "lrrl");
+    for (const PassReport& r : reports)
+      t.add({r.name, std::to_string(r.nodes_before) + " -> " + std::to_string(r.nodes_after),
+             fixed(r.milliseconds, 2), std::to_string(r.changes.size())});
+    std::fputs(t.str("  ").c_str(), stdout);
+    for (const PassReport& r : reports)
+      for (const auto& c : r.changes) std::printf("  %-28s %s\n", r.name.c_str(), c.c_str());
+  }
+
+  if (!args.has("--summary")) {
+    std::printf("\nnodes (opt-level %d; MACs at batch 1)\n", options.optimization_level);
+    Table t({"#", "node", "op", "output", "params", "MACs"}, "rlllrr");
+    int i = 0;
+    for (const NodeStats& ns : st.nodes) {
+      const Node* n = ns.node;
+      std::string out = n->outputs.empty() || !n->outputs[0]->shape_known
+                            ? "?"
+                            : shape_string(n->outputs[0]->shape);
+      t.add({std::to_string(i++), n->name,
+             n->domain.empty() ? n->op_type : n->domain + ":" + n->op_type, out,
+             ns.params ? format_count(double(ns.params)) : "",
+             ns.macs ? format_count(double(ns.macs)) : ""});
+    }
+    std::fputs(t.str("  ").c_str(), stdout);
+  }
+
+  std::printf("\nop histogram\n");
+  Table h({"op", "count"}, "lr");
+  for (const auto& [op, count] : st.op_histogram) h.add({op, std::to_string(count)});
+  std::fputs(h.str("  ").c_str(), stdout);
+
+  std::printf("\ntotals\n");
+  Table tot({"", ""}, "ll");
+  tot.add({"nodes", std::to_string(st.nodes.size())});
+  tot.add({"parameters",
+           format_count(double(st.params)) + " (" + format_bytes(double(st.param_bytes)) + ")"});
+  tot.add({"MACs", format_count(double(st.macs)) + " per image"});
+  std::string saving;
+  if (plan.arena_bytes > 0)
+    saving = ", " + fixed(double(plan.naive_bytes) / double(plan.arena_bytes), 1) + "x less";
+  tot.add({"arena", format_bytes(double(plan.arena_bytes)) + " at batch 1 (naive " +
+                        format_bytes(double(plan.naive_bytes)) + saving + ")"});
+  std::fputs(tot.str("  ", /*header=*/false).c_str(), stdout);
+  for (const char* opt : {"--dot", "--dot-optimized"})
+    if (args.has(opt)) std::printf("\nDOT graph written to %s\n", args.get(opt).c_str());
+  return 0;
+}
+
+}  // namespace minfer::cli

@@ -1,0 +1,120 @@
+#include "tools/int8_cli.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include "minfer/registry.h"
+
+namespace minfer::cli {
+
+void add_int8_options(ArgParser& p) {
+  p.repeated("--calib", "DIR|FILES",
+             "--precision int8: calibration images/.npy/.pb (a folder, files, or 'random')");
+  p.option("--calib-count", "N",
+           "--precision int8: use at most N calibration samples (default 100)");
+  p.option("--calib-method", "M", "minmax, percentile (default), entropy or mse");
+  p.option("--calib-table", "F", "calibration table: read if it exists (no --calib), else written");
+}
+
+bool is_quantized(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (n->op_type == "QuantizeLinear" || n->op_type == "DequantizeLinear" ||
+        (n->domain == kMinferDomain && n->op_type.size() > 1 && n->op_type[0] == 'Q'))
+      return true;
+  return false;
+}
+
+namespace {
+
+std::vector<std::string> split_commas(const std::vector<std::string>& specs) {
+  std::vector<std::string> out;
+  for (const std::string& s : specs) {
+    std::stringstream ss(s);
+    std::string part;
+    while (std::getline(ss, part, ','))
+      if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+std::vector<Tensor> random_samples(const LoadedModel& m, int count) {
+  std::fprintf(stderr,
+               "warning: calibrating on RANDOM data: the int8 ranges will not match real inputs "
+               "and accuracy will suffer; pass real samples with --calib DIR\n");
+  const Graph& g = m.graph;
+  check(g.inputs().size() == 1 && g.inputs()[0]->dtype == DType::f32, ErrorCode::Unsupported,
+        "--calib random needs a model with one float input");
+  const Shape shape = concrete_shape(*g.inputs()[0], 1);
+  std::mt19937 rng(0);
+  std::normal_distribution<float> dist;
+  std::vector<Tensor> out;
+  for (int i = 0; i < count; ++i) {
+    Tensor t(DType::f32, shape);
+    for (int64_t k = 0; k < t.numel(); ++k) t.data<float>()[k] = dist(rng);
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> calibration_samples(const LoadedModel& m, const std::vector<std::string>& specs,
+                                        int count) {
+  const std::vector<std::string> paths = split_commas(specs);
+  // Random data says little about ranges: a few samples are as good as many.
+  if (paths.size() == 1 && paths[0] == "random") return random_samples(m, std::min(count, 16));
+  return load_calibration_samples(paths, m.info.preprocess, count);
+}
+
+CalibrationTable calibration_table(const LoadedModel& m, const std::vector<std::string>& specs,
+                                   int count, CalibrationMethod method, float percentile,
+                                   const std::string& table_path, int threads) {
+  if (specs.empty()) {
+    if (table_path.empty() || !std::filesystem::exists(table_path))
+      throw UsageError("int8 needs calibration: give --calib DIR|FILES (or a saved table)");
+    std::fprintf(stderr, "using calibration table %s\n", table_path.c_str());
+    return CalibrationTable::load(table_path);
+  }
+  const std::vector<Tensor> samples = calibration_samples(m, specs, count);
+  CalibrationOptions co;
+  co.threads = threads;
+  Calibrator cal(m.graph, co);
+  cal.add_all(samples);
+  CalibrationTable table = cal.table(method, percentile);
+  if (!table_path.empty()) {
+    table.save(table_path);
+    std::fprintf(stderr, "calibration table written to %s\n", table_path.c_str());
+  }
+  return table;
+}
+
+void quantize_for_precision(LoadedModel& m, const Args& args) {
+  if (args.get("--precision", "fp32") != "int8" || is_quantized(m.graph)) return;
+  std::vector<std::string> specs = args.get_all("--calib");
+  const std::string table_path = args.get("--calib-table");
+  if (specs.empty() && (table_path.empty() || !std::filesystem::exists(table_path))) {
+    // Accuracy needs real calibration data; `run` and `bench` still work without it.
+    if (args.command() == "run" && args.has("--image")) {
+      std::fprintf(stderr,
+                   "warning: no --calib: calibrating int8 on the input images themselves\n");
+      specs = args.get_all("--image");
+    } else if (args.command() == "run" || args.command() == "bench") {
+      specs = {"random"};
+    } else {
+      throw UsageError(
+          "--precision int8 on an fp32 model needs calibration data: --calib DIR|FILES (or "
+          "--calib-table F saved by an earlier run, or a QDQ model from 'minfer quantize')");
+    }
+  }
+  const CalibrationMethod method =
+      parse_calibration_method(args.get("--calib-method", "percentile"));
+  const int count = static_cast<int>(args.get_int("--calib-count", 100, 1));
+  const int threads = static_cast<int>(args.get_int("--threads", 0, 0, 1024));
+  CalibrationTable table = calibration_table(m, specs, count, method, 99.99f, table_path, threads);
+  quantize_graph(m.graph, table);
+}
+
+}  // namespace minfer::cli

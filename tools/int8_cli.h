@@ -1,0 +1,35 @@
+// Int8 on the command line: the calibration options shared by `run`/`eval`/`bench`
+// (--precision int8) and `quantize`, and the steps both take.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "minfer/calibrate.h"
+#include "tools/model_loader.h"
+
+namespace minfer::cli {
+
+// --calib --calib-count --calib-method --calib-table (for --precision int8).
+void add_int8_options(ArgParser& p);
+
+// True when the graph already holds QuantizeLinear/DequantizeLinear or int8 ops.
+bool is_quantized(const Graph& g);
+
+// Sample inputs for calibration: each spec is a folder, image/.npy/.pb files (comma-separated
+// lists allowed), or "random" (Gaussian inputs of the model's shape, with a loud warning).
+std::vector<Tensor> calibration_samples(const LoadedModel& m, const std::vector<std::string>& specs,
+                                        int count);
+
+// The calibration table: loaded from `table_path` when it exists and there are no `specs`;
+// otherwise calibrated on the samples (progress on stderr) and, with a `table_path`, saved.
+CalibrationTable calibration_table(const LoadedModel& m, const std::vector<std::string>& specs,
+                                   int count, CalibrationMethod method, float percentile,
+                                   const std::string& table_path, int threads);
+
+// For --precision int8: quantizes m.graph (a QDQ graph the Session folds into int8 kernels)
+// from --calib / --calib-table, unless the model is already quantized. UsageError when int8
+// is asked for an fp32 model without --calib or --calib-table.
+void quantize_for_precision(LoadedModel& m, const Args& args);
+
+}  // namespace minfer::cli
