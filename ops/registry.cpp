@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/fused_ops.h"
+#include "ops/int8/int8_ops.h"
 #include "ops/max_sum_div3.h"
 
 namespace minfer {
@@ -14,6 +15,7 @@ OpRegistry& OpRegistry::global() {
     register_builtin_ops(*r);
     register_max_sum_div3(*r);  // through the public API, as a user registers an op
     register_fused_ops(*r);
+    register_int8_ops(*r);  // ops/int8 schemas + backends/cpu/int8 kernels
     register_cpu_kernels(*r);
     register_cuda_kernels(*r);
     return r;

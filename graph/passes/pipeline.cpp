@@ -1,6 +1,7 @@
 // The default pass pipeline, as a plain list. Levels follow ONNX Runtime's:
 // 1 basic cleanups, 2 fusions, 3 layout and int8 folding.
 #include "graph/passes/passes.h"
+#include "graph/passes/quantize.h"
 
 namespace minfer {
 
@@ -13,6 +14,7 @@ bool infer_shapes(Graph& g, PassLog&) {
 
 const PassManager& default_pipeline() {
   static const PassManager pm({
+      {"int8-qdq-folding", 2, passes::fold_qdq},  // before constant folding eats weight DQs
       {"constant-folding", 1, passes::fold_constants},
       {"identity-elimination", 1, passes::eliminate_identities},
       {"dead-code-elimination", 1, passes::eliminate_dead_code},

@@ -1,0 +1,178 @@
+// QMaxPool, QAveragePool and QGlobalAveragePool on NHWC int8 tensors: loops over channels
+// innermost (contiguous, vectorized by the compiler), the reference's integer arithmetic.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/int8/kernels.h"
+#include "backends/cpu/parallel.h"
+#include "ops/conv_geometry.h"
+#include "ops/int8/int8_ops.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+bool nhwc_static(const PrepareContext& ctx) {
+  return ctx.inputs[0].present && ctx.inputs[0].dtype == DType::i8 &&
+         ctx.inputs[0].shape.is_static() && ctx.inputs[0].shape.rank() == 4 &&
+         ctx.node.attrs.get_string("layout", "NCHW") == "NHWC";
+}
+
+struct Window {
+  int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+  bool include_pad;
+};
+
+Window window_of(const PrepareContext& ctx) {
+  const Shape& x = ctx.inputs[0].shape;
+  PoolGeometry g = pool_geometry(ctx.node, int8::nhwc_to_nchw_shape(x));
+  if (g.rank() != 2) ctx.fail("the CPU int8 pooling kernels support 2-D windows");
+  return {
+      x[0],         x[1],         x[2],          x[3],          g.out_h(),          g.out_w(),
+      g.kernel_h(), g.kernel_w(), g.stride_h(),  g.stride_w(),  g.dilations[0],     g.dilations[1],
+      g.pad_top(),  g.pad_left(), g.pads_end[0], g.pads_end[1], g.count_include_pad};
+}
+
+class QMaxPoolKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override { w_ = window_of(ctx); }
+  void run(RunContext& ctx) const override {
+    const Window& w = w_;
+    const int8_t* x = ctx.inputs[0]->data<int8_t>();
+    int8_t* y = ctx.outputs[0]->data<int8_t>();
+    parallel_for(threads_for(w.n * w.oh * w.ow * w.c * w.kh * w.kw, ctx.threads), w.n * w.oh,
+                 [&](int64_t row) {
+                   const int64_t n = row / w.oh, oy = row % w.oh;
+                   for (int64_t ox = 0; ox < w.ow; ++ox) {
+                     int8_t* out = y + (row * w.ow + ox) * w.c;
+                     std::memset(out, 0x80, w.c);  // -128: padding never wins
+                     for (int64_t ky = 0; ky < w.kh; ++ky) {
+                       const int64_t iy = oy * w.sh - w.pt + ky * w.dh;
+                       if (iy < 0 || iy >= w.h) continue;
+                       for (int64_t kx = 0; kx < w.kw; ++kx) {
+                         const int64_t ix = ox * w.sw - w.pl + kx * w.dw;
+                         if (ix < 0 || ix >= w.w) continue;
+                         const int8_t* in = x + ((n * w.h + iy) * w.w + ix) * w.c;
+                         for (int64_t c = 0; c < w.c; ++c) out[c] = std::max(out[c], in[c]);
+                       }
+                     }
+                   }
+                 });
+  }
+
+ private:
+  Window w_{};
+};
+
+class QAvgPoolKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    w_ = window_of(ctx);
+    st_ = int8::parse_pool_stage(ctx.node);
+    for (int64_t count = 1; count <= w_.kh * w_.kw; ++count)
+      mult_.push_back(int8::pool_multiplier(st_, count));
+    ctx.workspace_bytes =
+        static_cast<size_t>(w_.c * w_.n * w_.oh) * 4;  // a row of sums per output row
+  }
+  void run(RunContext& ctx) const override {
+    const Window& w = w_;
+    const int8_t* x = ctx.inputs[0]->data<int8_t>();
+    int8_t* y = ctx.outputs[0]->data<int8_t>();
+    int32_t* sums = static_cast<int32_t*>(ctx.workspace);
+    auto inside = [](int64_t i, int64_t n) { return i >= 0 && i < n; };
+    parallel_for(threads_for(w.n * w.oh * w.ow * w.c * w.kh * w.kw, ctx.threads), w.n * w.oh,
+                 [&](int64_t row) {
+                   const int64_t n = row / w.oh, oy = row % w.oh;
+                   int32_t* acc = sums + row * w.c;
+                   for (int64_t ox = 0; ox < w.ow; ++ox) {
+                     std::fill(acc, acc + w.c, 0);
+                     int64_t count = 0;
+                     for (int64_t ky = 0; ky < w.kh; ++ky) {
+                       const int64_t iy = oy * w.sh - w.pt + ky * w.dh;
+                       for (int64_t kx = 0; kx < w.kw; ++kx) {
+                         const int64_t ix = ox * w.sw - w.pl + kx * w.dw;
+                         if (inside(iy, w.h) && inside(ix, w.w)) {
+                           const int8_t* in = x + ((n * w.h + iy) * w.w + ix) * w.c;
+                           for (int64_t c = 0; c < w.c; ++c) acc[c] += in[c] - st_.x_zero_point;
+                           ++count;
+                         } else if (w.include_pad && iy >= -w.pt && iy < w.h + w.pb &&
+                                    ix >= -w.pl && ix < w.w + w.pr) {
+                           ++count;
+                         }
+                       }
+                     }
+                     int8_t* out = y + (row * w.ow + ox) * w.c;
+                     if (count == 0) {
+                       std::memset(out, static_cast<int8_t>(st_.y_zero_point), w.c);
+                       continue;
+                     }
+                     const int8::Multiplier& m = mult_[count - 1];
+                     for (int64_t c = 0; c < w.c; ++c)
+                       out[c] = int8::requantize_clamp(acc[c], m, st_.y_zero_point, int8::kQMin,
+                                                       int8::kQMax);
+                   }
+                 });
+  }
+
+ private:
+  Window w_{};
+  int8::PoolStage st_;
+  std::vector<int8::Multiplier> mult_;
+};
+
+class QGlobalAvgPoolKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    const Shape& x = ctx.inputs[0].shape;
+    n_ = x[0];
+    hw_ = x[1] * x[2];
+    c_ = x[3];
+    st_ = int8::parse_pool_stage(ctx.node);
+    mult_ = int8::pool_multiplier(st_, std::max<int64_t>(hw_, 1));
+    ctx.workspace_bytes = static_cast<size_t>(n_ * c_) * 4;
+  }
+  void run(RunContext& ctx) const override {
+    const int8_t* x = ctx.inputs[0]->data<int8_t>();
+    int8_t* y = ctx.outputs[0]->data<int8_t>();
+    int32_t* sums = static_cast<int32_t*>(ctx.workspace);
+    parallel_for(threads_for(n_ * hw_ * c_, ctx.threads), n_, [&](int64_t n) {
+      int32_t* acc = sums + n * c_;
+      std::fill(acc, acc + c_, -st_.x_zero_point * static_cast<int32_t>(hw_));
+      for (int64_t i = 0; i < hw_; ++i) {
+        const int8_t* in = x + (n * hw_ + i) * c_;
+        for (int64_t c = 0; c < c_; ++c) acc[c] += in[c];
+      }
+      for (int64_t c = 0; c < c_; ++c)
+        y[n * c_ + c] =
+            int8::requantize_clamp(acc[c], mult_, st_.y_zero_point, int8::kQMin, int8::kQMax);
+    });
+  }
+
+ private:
+  int64_t n_ = 0, hw_ = 0, c_ = 0;
+  int8::PoolStage st_;
+  int8::Multiplier mult_;
+};
+
+}  // namespace
+
+void register_int8_pool_kernels(OpRegistry& r) {
+  r.register_kernel(
+      {kMinferDomain, "QMaxPool", Device::Type::CPU, {DType::i8}, "cpu-nhwc", nhwc_static, [] {
+         return std::make_unique<QMaxPoolKernel>();
+       }});
+  r.register_kernel(
+      {kMinferDomain, "QAveragePool", Device::Type::CPU, {DType::i8}, "cpu-nhwc", nhwc_static, [] {
+         return std::make_unique<QAvgPoolKernel>();
+       }});
+  r.register_kernel({kMinferDomain,
+                     "QGlobalAveragePool",
+                     Device::Type::CPU,
+                     {DType::i8},
+                     "cpu-nhwc",
+                     nhwc_static,
+                     [] { return std::make_unique<QGlobalAvgPoolKernel>(); }});
+}
+
+}  // namespace minfer::cpu

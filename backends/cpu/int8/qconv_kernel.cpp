@@ -1,0 +1,200 @@
+#include "backends/cpu/int8/qconv_kernel.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/parallel.h"
+#include "ops/conv_geometry.h"
+#include "ops/int8/int8_ops.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+constexpr int64_t kBlockBytes = 192 * 1024;  // packed activation rows per block: about half an L2
+
+bool static_i8(const TensorInfo& t, size_t rank) {
+  return t.present && t.dtype == DType::i8 && t.shape.is_static() && t.shape.rank() == rank;
+}
+
+}  // namespace
+
+bool QConvKernel::supports(const PrepareContext& ctx) {
+  if (!int8_isa_supported(Int8Isa::avx2)) return false;
+  const bool gemm = ctx.node.op_type == "QGemm";
+  const size_t rank = gemm ? 2 : 4;
+  if (ctx.inputs.size() < 2 || !static_i8(ctx.inputs[0], rank) || !static_i8(ctx.inputs[1], rank) ||
+      !ctx.inputs[1].constant)
+    return false;
+  if (!gemm && ctx.node.attrs.get_string("layout", "NCHW") != "NHWC") return false;
+  if (ctx.inputs.size() > 2 && ctx.inputs[2].present &&
+      (ctx.inputs[2].dtype != DType::i32 || !ctx.inputs[2].constant))
+    return false;
+  if (ctx.inputs.size() > 3 && ctx.inputs[3].present &&
+      (!static_i8(ctx.inputs[3], rank) || ctx.inputs[3].shape != ctx.outputs[0].shape))
+    return false;
+  return true;
+}
+
+void QConvKernel::prepare(PrepareContext& ctx) {
+  const Node& node = ctx.node;
+  const bool gemm = node.op_type == "QGemm";
+  const Shape& xs = ctx.inputs[0].shape;
+  const Tensor& w = *ctx.inputs[1].constant;
+  if (gemm) {
+    d_.n = xs[0];
+    d_.c = xs[1];
+    d_.m = w.dim(0);
+    d_.cg = d_.c;
+    d_.mg = d_.m;
+    if (w.dim(1) != d_.c)
+      ctx.fail("weight has " + std::to_string(w.dim(1)) + " columns, A has " +
+               std::to_string(d_.c));
+  } else {
+    ConvGeometry g = conv_geometry(node, int8::nhwc_to_nchw_shape(xs), w.shape());
+    if (g.rank() != 2) ctx.fail("the CPU QConv kernel supports 2-D convolutions");
+    d_.n = xs[0];
+    d_.h = xs[1];
+    d_.w = xs[2];
+    d_.c = xs[3];
+    d_.oh = g.out_h();
+    d_.ow = g.out_w();
+    d_.m = g.out_channels;
+    d_.kh = g.kernel_h();
+    d_.kw = g.kernel_w();
+    d_.sh = g.stride_h();
+    d_.sw = g.stride_w();
+    d_.dh = g.dilation_h();
+    d_.dw = g.dilation_w();
+    d_.pad_t = g.pad_top();
+    d_.pad_l = g.pad_left();
+    d_.group = g.group;
+    d_.cg = g.in_channels_per_group();
+    d_.mg = g.out_channels_per_group();
+  }
+  direct_rows_ = gemm || (d_.kh == 1 && d_.kw == 1 && d_.sh == 1 && d_.sw == 1 && d_.pad_t == 0 &&
+                          d_.pad_l == 0 && d_.group == 1);
+  const bool residual = !gemm && ctx.inputs.size() > 3 && ctx.inputs[3].present;
+  rq_ = q8::make_requant(int8::parse_output_stage(node, d_.m, residual), d_.m);
+  x_zero_point_ = int8::x_zero_point(node);
+
+  isa_ = int8_isa();
+  geo_ = q8::gemm_geometry(isa_);
+  kernel_ = q8::micro_kernel(isa_);
+  const int64_t K = d_.k();
+  kq_ = q8::k_steps(isa_, K);
+  a_stride_ = kq_ * 4;
+
+  // Weights per group as [mg][K], k = (ky * kw + kx) * cg + c: the order of NHWC taps.
+  const int8_t* wp = w.data<int8_t>();
+  const Tensor* bias =
+      ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant : nullptr;
+  const int32_t offset = q8::a_offset(isa_, x_zero_point_);
+  const int64_t taps = d_.kh * d_.kw;
+  packed_.clear();
+  init_.clear();
+  std::vector<int8_t> wg(static_cast<size_t>(d_.mg * K));
+  for (int64_t g = 0; g < d_.group; ++g) {
+    for (int64_t j = 0; j < d_.mg; ++j)
+      for (int64_t c = 0; c < d_.cg; ++c)
+        for (int64_t t = 0; t < taps; ++t)
+          wg[j * K + t * d_.cg + c] = wp[((g * d_.mg + j) * d_.cg + c) * taps + t];
+    packed_.emplace_back(isa_, wg.data(), d_.mg, K);
+    std::vector<int32_t> init(static_cast<size_t>(packed_.back().blocks() * geo_.nr), 0);
+    for (int64_t j = 0; j < d_.mg; ++j) {
+      int64_t b = bias ? bias->data<int32_t>()[g * d_.mg + j] : 0;
+      init[j] = int8::wrap_int32(b - int64_t{offset} * packed_.back().row_sums()[j]);
+    }
+    init_.push_back(std::move(init));
+  }
+
+  const int64_t rows = d_.rows();
+  const int64_t rows_rounded = (rows + geo_.mr - 1) / geo_.mr * geo_.mr;
+  block_rows_ = std::max<int64_t>(geo_.mr, kBlockBytes / a_stride_ / geo_.mr * geo_.mr);
+  block_rows_ = std::min(block_rows_, rows_rounded);
+  per_thread_bytes_ = static_cast<size_t>((block_rows_ * a_stride_ + K + 63) / 64 * 64);
+  threads_ = std::max(1, ctx.threads);
+  ctx.workspace_bytes = per_thread_bytes_ * threads_;
+}
+
+const int8_t* QConvKernel::im2col_row(const int8_t* x, int64_t p, int64_t g, int8_t* buf) const {
+  if (direct_rows_) return x + p * d_.c;
+  const int64_t per_image = d_.oh * d_.ow;
+  const int64_t n = p / per_image, oy = (p % per_image) / d_.ow, ox = p % d_.ow;
+  const int8_t* image = x + n * d_.h * d_.w * d_.c + g * d_.cg;
+  for (int64_t ky = 0; ky < d_.kh; ++ky) {
+    const int64_t iy = oy * d_.sh - d_.pad_t + ky * d_.dh;
+    for (int64_t kx = 0; kx < d_.kw; ++kx) {
+      const int64_t ix = ox * d_.sw - d_.pad_l + kx * d_.dw;
+      int8_t* dst = buf + (ky * d_.kw + kx) * d_.cg;
+      if (iy >= 0 && iy < d_.h && ix >= 0 && ix < d_.w)
+        std::memcpy(dst, image + (iy * d_.w + ix) * d_.c, d_.cg);
+      else
+        std::memset(dst, x_zero_point_, d_.cg);  // real 0: contributes nothing
+    }
+  }
+  return buf;
+}
+
+void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1,
+                           int64_t g, int64_t b0, int64_t b1, uint8_t* workspace) const {
+  uint8_t* a = workspace;
+  int8_t* tmp = reinterpret_cast<int8_t*>(workspace + block_rows_ * a_stride_);
+  const int64_t K = d_.k();
+  for (int64_t p = p0; p < p1; ++p)
+    q8::pack_a_row(isa_, im2col_row(x, p, g, tmp), K, kq_, a + (p - p0) * a_stride_);
+  alignas(64) int32_t c[8 * 32];
+  const q8::PackedWeights& pw = packed_[g];
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t cols = std::min<int64_t>(geo_.nr, d_.mg - b * geo_.nr);
+    const int64_t c0 = g * d_.mg + b * geo_.nr;
+    const int32_t* init = init_[g].data() + b * geo_.nr;
+    for (int64_t r0 = p0; r0 < p1; r0 += geo_.mr) {
+      const int rows = static_cast<int>(std::min<int64_t>(geo_.mr, p1 - r0));
+      kernel_(a + (r0 - p0) * a_stride_, a_stride_, pw.block(b), kq_, rows, init, c);
+      const int64_t out = r0 * d_.m + c0;
+      if (rq_.int8_out)
+        q8::requant_tile(rq_, c, geo_.nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m,
+                         z ? z + out : nullptr);
+      else
+        q8::dequant_tile(rq_, c, geo_.nr, rows, c0, cols, static_cast<float*>(y) + out, d_.m);
+    }
+  }
+}
+
+void QConvKernel::run(RunContext& ctx) const {
+  const int8_t* x = ctx.inputs[0]->data<int8_t>();
+  const int8_t* z =
+      ctx.inputs.size() > 3 && ctx.inputs[3] ? ctx.inputs[3]->data<int8_t>() : nullptr;
+  void* y = ctx.outputs[0]->raw();
+  uint8_t* ws = static_cast<uint8_t*>(ctx.workspace);
+  const int threads = std::clamp(ctx.threads, 1, threads_);
+  const int64_t rows = d_.rows();
+  const int64_t blocks = packed_[0].blocks();
+  int64_t row_blocks = (rows + block_rows_ - 1) / block_rows_;
+  int64_t chunks = 1;
+  if (threads > 1 && rows >= 2 * threads * geo_.mr) {
+    // Equal row blocks, a multiple of the thread count of them.
+    row_blocks = (row_blocks + threads - 1) / threads * threads;
+  } else if (row_blocks * d_.group < threads) {
+    // Few rows (small images, late layers): split the output channels instead.
+    chunks =
+        std::min<int64_t>(blocks, (threads + row_blocks * d_.group - 1) / (row_blocks * d_.group));
+  }
+  const int64_t block_rows =
+      ((rows + row_blocks - 1) / row_blocks + geo_.mr - 1) / geo_.mr * geo_.mr;
+  row_blocks = (rows + block_rows - 1) / block_rows;
+  const int64_t tasks = row_blocks * d_.group * chunks;
+  parallel_region(threads, [&](int tid, int nt) {
+    for (int64_t t = split_begin(tasks, nt, tid); t < split_begin(tasks, nt, tid + 1); ++t) {
+      const int64_t chunk = t % chunks, g = (t / chunks) % d_.group, rb = t / (chunks * d_.group);
+      const int64_t p0 = rb * block_rows, p1 = std::min(rows, p0 + block_rows);
+      run_task(x, z, y, p0, p1, g,
+               split_begin(blocks, static_cast<int>(chunks), static_cast<int>(chunk)),
+               split_begin(blocks, static_cast<int>(chunks), static_cast<int>(chunk) + 1),
+               ws + static_cast<size_t>(tid) * per_thread_bytes_);
+    }
+  });
+}
+
+}  // namespace minfer::cpu

@@ -1,0 +1,58 @@
+// CPU kernel of com.minfer:QConv (NHWC) and com.minfer:QGemm: an im2col GEMM over output
+// pixels (rows) x output channels, per group, on the int8 GEMM core (qgemm.h), with the
+// requantize / residual / activation epilogue applied while the tile is in registers' reach.
+//
+// Rows are processed in blocks whose packed activations fit in L2; each block is packed once
+// (im2col + widening) and multiplied by every weight block of the group. Threads take
+// (row block, group, channel range) tasks; packed weights are made once at prepare.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/int8/qgemm.h"
+#include "backends/cpu/int8/requant.h"
+#include "minfer/kernel.h"
+
+namespace minfer::cpu {
+
+class QConvKernel final : public Kernel {
+ public:
+  // QConv with layout NHWC and 2 spatial dims, or QGemm; constant int8 weights (and int32
+  // bias); an ISA path this CPU has.
+  static bool supports(const PrepareContext& ctx);
+
+  void prepare(PrepareContext& ctx) override;
+  void run(RunContext& ctx) const override;
+
+ private:
+  struct Dims {
+    int64_t n = 1, h = 1, w = 1, c = 1;  // input (NHWC)
+    int64_t oh = 1, ow = 1, m = 1;       // output
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, pad_t = 0, pad_l = 0;
+    int64_t group = 1, cg = 1, mg = 1;
+    int64_t k() const { return kh * kw * cg; }
+    int64_t rows() const { return n * oh * ow; }
+  };
+
+  // Writes row p's im2col values of group g (K bytes) into `buf` and returns it, or returns
+  // the input row itself when the conv is a plain 1x1.
+  const int8_t* im2col_row(const int8_t* x, int64_t p, int64_t g, int8_t* buf) const;
+  void run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1, int64_t g,
+                int64_t b0, int64_t b1, uint8_t* workspace) const;
+
+  Dims d_;
+  bool direct_rows_ = false;  // 1x1, stride 1, no padding, one group: rows are the input
+  Int8Isa isa_ = Int8Isa::avx2;
+  q8::GemmGeometry geo_;
+  q8::MicroKernel kernel_ = nullptr;
+  std::vector<q8::PackedWeights> packed_;   // per group
+  std::vector<std::vector<int32_t>> init_;  // per group: bias - offset * row sums, padded
+  q8::Requant rq_;
+  int32_t x_zero_point_ = 0;
+  int64_t kq_ = 0, a_stride_ = 0, block_rows_ = 0;
+  size_t per_thread_bytes_ = 0;
+  int threads_ = 1;
+};
+
+}  // namespace minfer::cpu

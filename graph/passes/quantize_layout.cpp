@@ -1,0 +1,145 @@
+// Moves the int8 region of a graph to NHWC (channels last), which the int8 CPU kernels use:
+// QConv and the int8 pools switch their `layout` attribute, QAdd and int8 Slice/Pad whose
+// inputs are all NHWC follow along (Slice axes and Pad pads are remapped), and Transposes are
+// inserted only where a tensor crosses between NCHW and NHWC ops.
+#include <map>
+#include <set>
+
+#include "graph/passes/quantize.h"
+#include "graph/passes/rewrite.h"
+#include "minfer/registry.h"
+#include "ops/op_util.h"
+
+namespace minfer::passes {
+
+namespace {
+
+constexpr int64_t kToNhwc[4] = {0, 3, 1, 2};  // NCHW axis -> NHWC axis
+
+bool is_qop(const Node* n, const char* op) { return rewrite::is_op(n, op, kMinferDomain); }
+
+bool rank4_int8(const Value* v) {
+  return v && v->dtype == DType::i8 && v->shape_known && v->shape.rank() == 4;
+}
+
+bool is_spatial_qop(const Node* n) {
+  return is_qop(n, "QConv") || is_qop(n, "QMaxPool") || is_qop(n, "QAveragePool") ||
+         is_qop(n, "QGlobalAveragePool");
+}
+
+// The inputs of `n` that carry NHWC data once `n` is converted.
+std::vector<size_t> data_inputs(const Node* n) {
+  if (is_qop(n, "QConv")) return {0, 3};
+  if (is_qop(n, "QAdd")) return {0, 1};
+  return {0};
+}
+
+const Tensor* int_constant(const Value* v) {
+  const Tensor* t = rewrite::constant_of(v);
+  return t && (t->dtype() == DType::i64 || t->dtype() == DType::i32) ? t : nullptr;
+}
+
+// Slice (opset >= 10, constant starts/ends/axes) and Pad (constant pads, no axes input).
+bool convertible_slice_pad(const Node* n) {
+  if (!rank4_int8(n->input(0)) || n->attrs.has("pads") || n->attrs.has("starts")) return false;
+  if (rewrite::is_op(n, "Slice"))
+    return int_constant(n->input(1)) && int_constant(n->input(2)) &&
+           (!n->input(3) || int_constant(n->input(3)));
+  if (rewrite::is_op(n, "Pad"))
+    return int_constant(n->input(1)) && int_constant(n->input(1))->numel() == 8 && !n->input(3);
+  return false;
+}
+
+Tensor i64_tensor(const std::vector<int64_t>& v) {
+  return Tensor::from_vector(v, Shape{static_cast<int64_t>(v.size())});
+}
+
+void convert_node(Graph& g, Node* n) {
+  if (rewrite::is_op(n, "Slice")) {
+    const int64_t count = int_constant(n->input(1))->numel();
+    std::vector<int64_t> axes;
+    if (n->input(3)) {
+      axes = read_int_tensor(*n, *int_constant(n->input(3)), "axes");
+      for (int64_t& a : axes) a = kToNhwc[a < 0 ? a + 4 : a];
+    } else {
+      for (int64_t i = 0; i < count; ++i) axes.push_back(kToNhwc[i]);
+    }
+    while (n->inputs.size() < 4) n->inputs.push_back(nullptr);
+    g.set_input(n, 3, quant::add_unique_constant(g, n->name + ".axes_nhwc", i64_tensor(axes)));
+  } else if (rewrite::is_op(n, "Pad")) {
+    std::vector<int64_t> pads = read_int_tensor(*n, *int_constant(n->input(1)), "pads");
+    std::vector<int64_t> nhwc(8);
+    for (int a = 0; a < 4; ++a) {
+      nhwc[kToNhwc[a]] = pads[a];
+      nhwc[4 + kToNhwc[a]] = pads[4 + a];
+    }
+    g.set_input(n, 1, quant::add_unique_constant(g, n->name + ".pads_nhwc", i64_tensor(nhwc)));
+  } else if (!is_qop(n, "QAdd")) {
+    n->attrs.set("layout", std::string("NHWC"));
+  }
+}
+
+Value* transposed(Graph& g, Value* v, bool to_nhwc, std::map<Value*, Value*>& cache) {
+  if (auto it = cache.find(v); it != cache.end()) return it->second;
+  Attributes a;
+  a.set("perm", to_nhwc ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 3, 1, 2});
+  Node* t = g.add_node("Transpose", v->name + (to_nhwc ? "_to_nhwc" : "_to_nchw"), {v}, 1, a);
+  cache[v] = t->outputs[0];
+  return t->outputs[0];
+}
+
+}  // namespace
+
+bool int8_to_nhwc(Graph& g, PassLog& log) {
+  std::set<Node*> nhwc;
+  const std::vector<Node*> order = g.topo_order();
+  auto produced_nhwc = [&](const Value* v) { return v && nhwc.count(v->producer); };
+  for (Node* n : order) {
+    if (n->attrs.get_string("layout", "NCHW") != "NCHW") continue;
+    if (is_spatial_qop(n) && rank4_int8(n->inputs[0])) {
+      nhwc.insert(n);
+    } else if (is_qop(n, "QAdd") && rank4_int8(n->inputs[0]) && produced_nhwc(n->inputs[0]) &&
+               produced_nhwc(n->inputs[1])) {
+      nhwc.insert(n);
+    } else if (convertible_slice_pad(n) && produced_nhwc(n->inputs[0])) {
+      nhwc.insert(n);
+    }
+  }
+  if (nhwc.empty()) return false;
+
+  std::map<Value*, Value*> to_nhwc, to_nchw;
+  for (Node* n : order) {
+    if (!nhwc.count(n)) continue;
+    convert_node(g, n);
+    for (size_t i : data_inputs(n)) {
+      Value* v = n->input(i);
+      if (v && !produced_nhwc(v)) g.set_input(n, i, transposed(g, v, true, to_nhwc));
+    }
+  }
+  for (Node* n : order) {
+    if (!nhwc.count(n)) continue;
+    Value* out = n->outputs[0];
+    const std::vector<Use> uses = out->uses;
+    for (const Use& u : uses) {
+      const std::vector<size_t> data = data_inputs(u.node);
+      bool nhwc_user =
+          nhwc.count(u.node) && std::find(data.begin(), data.end(), u.input_index) != data.end();
+      if (!nhwc_user) g.set_input(u.node, u.input_index, transposed(g, out, false, to_nchw));
+    }
+    if (out->is_graph_output) {
+      // The graph output keeps its name and NCHW layout; the NHWC tensor is renamed.
+      const std::string name = out->name;
+      Value* back = transposed(g, out, false, to_nchw);
+      std::vector<Value*> outputs = g.outputs();
+      g.clear_outputs();
+      for (Value* o : outputs) g.add_output(o == out ? back : o);
+      g.rename_value(out, name + "_nhwc");
+      g.rename_value(back, name);
+    }
+    log.note("moved " + n->describe() + " to NHWC");
+  }
+  g.infer_shapes();
+  return true;
+}
+
+}  // namespace minfer::passes

@@ -1,0 +1,258 @@
+// Every int8 CPU kernel equals its reference kernel bit for bit, on every ISA path this CPU
+// has (each forced in turn), over many shapes, with 1 and 2 threads.
+#include "backends/cpu/int8/isa.h"
+#include "int8/int8_test_util.h"
+#include "ops/int8/int8_ops.h"
+
+using namespace minfer;
+using namespace minfer::test;
+
+namespace {
+
+// Runs the CPU kernel the registry picks for a one-node graph (constant inputs marked
+// `constant`), checking that it is not the reference fallback.
+Tensor run_cpu(const std::string& op, const std::string& domain, const std::vector<Tensor>& in,
+               const std::vector<bool>& constant, const Attributes& a, int threads) {
+  Graph g;
+  std::vector<Value*> vs;
+  for (size_t i = 0; i < in.size(); ++i)
+    vs.push_back(in[i].defined() ? g.add_constant("in" + std::to_string(i), in[i]) : nullptr);
+  Node* n = g.add_node(op, "node", vs, 1, a, domain);
+  std::vector<TensorInfo> infos;
+  for (size_t i = 0; i < in.size(); ++i) {
+    TensorInfo t;
+    if (in[i].defined()) {
+      t.present = true;
+      t.dtype = in[i].dtype();
+      t.shape = in[i].shape();
+      t.constant = constant[i] ? &in[i] : nullptr;
+    }
+    infos.push_back(t);
+  }
+  const OpSchema& schema = OpRegistry::global().get_op(domain, op);
+  InferContext ic(*n, infos);
+  schema.infer(ic);
+  PrepareContext pc(*n, infos, ic.outputs());
+  pc.threads = threads;
+  const KernelDef* def = OpRegistry::global().find_kernel(pc, Device::Type::CPU);
+  INFO(op << ": no CPU kernel accepted the node");
+  REQUIRE(def != nullptr);
+  std::unique_ptr<Kernel> k = def->create();
+  k->prepare(pc);
+  std::vector<uint8_t> ws(pc.workspace_bytes + 64);
+  Tensor out(ic.outputs()[0].dtype, ic.outputs()[0].shape);
+  RunContext rc;
+  for (const Tensor& t : in) rc.inputs.push_back(t.defined() ? &t : nullptr);
+  rc.outputs.push_back(&out);
+  rc.workspace = ws.data();
+  rc.threads = threads;
+  k->run(rc);
+  return out;
+}
+
+struct IsaGuard {
+  ~IsaGuard() { cpu::reset_int8_isa(); }
+};
+
+struct ConvCase {
+  int64_t n, h, w, c, m, kh, kw, stride, pad, group, dilation;
+};
+
+}  // namespace
+
+TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "[int8]") {
+  IsaGuard guard;
+  const ConvCase cases[] = {
+      {1, 8, 8, 16, 16, 3, 3, 1, 1, 1, 1},  {2, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1},
+      {1, 9, 9, 17, 33, 3, 3, 2, 1, 1, 1},  {3, 6, 5, 8, 24, 1, 1, 1, 0, 1, 1},
+      {1, 11, 11, 16, 7, 1, 1, 2, 0, 1, 1}, {1, 10, 10, 12, 12, 3, 3, 1, 1, 12, 1},
+      {2, 8, 8, 12, 18, 3, 3, 2, 1, 3, 1},  {1, 12, 12, 5, 6, 5, 5, 1, 2, 1, 1},
+      {1, 9, 9, 8, 8, 3, 3, 1, 2, 1, 2},    {1, 5, 6, 64, 40, 3, 3, 1, 1, 1, 1},
+      {1, 15, 15, 3, 16, 7, 7, 2, 3, 1, 1}, {4, 3, 3, 130, 67, 1, 1, 1, 0, 1, 1},
+      {1, 4, 4, 10, 10, 2, 3, 1, 0, 2, 1},  {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}};
+  std::mt19937 rng(42);
+  for (cpu::Int8Isa isa : cpu::supported_int8_isas()) {
+    cpu::set_int8_isa(isa);
+    for (const ConvCase& cc : cases) {
+      for (int variant = 0; variant < 4; ++variant) {  // plain, relu + pre-shift, residual, float
+        INFO(cpu::int8_isa_name(isa)
+             << " n" << cc.n << " h" << cc.h << " w" << cc.w << " c" << cc.c << " m" << cc.m << " k"
+             << cc.kh << "x" << cc.kw << " s" << cc.stride << " p" << cc.pad << " g" << cc.group
+             << " d" << cc.dilation << " variant " << variant);
+        Tensor x = random_i8(Shape{cc.n, cc.h, cc.w, cc.c}, rng);
+        Tensor w = random_i8(Shape{cc.m, cc.c / cc.group, cc.kh, cc.kw}, rng, -127, 127);
+        Tensor b = random_i32(Shape{cc.m}, rng, -20000, 20000);
+        std::vector<float> sw(cc.m);
+        for (auto& s : sw) s = std::uniform_real_distribution<float>(0.002f, 0.02f)(rng);
+        Attributes a;
+        a.set("layout", std::string("NHWC"));
+        a.set("kernel_shape", std::vector<int64_t>{cc.kh, cc.kw});
+        a.set("strides", std::vector<int64_t>{cc.stride, cc.stride});
+        a.set("pads", std::vector<int64_t>{cc.pad, cc.pad, cc.pad, cc.pad});
+        a.set("dilations", std::vector<int64_t>{cc.dilation, cc.dilation});
+        a.set("group", cc.group);
+        a.set("x_scale", 0.04f);
+        a.set("x_zero_point", int64_t{std::uniform_int_distribution<int>(-128, 127)(rng)});
+        a.set("w_scale", sw);
+        std::vector<Tensor> in{x, w, b};
+        std::vector<bool> constant{false, true, true};
+        if (variant != 3) {
+          a.set("y_scale", variant == 1 ? 0.0001f : 0.5f);  // 0.0001: multipliers >= 0.25
+          a.set("y_zero_point", int64_t{-7});
+        }
+        if (variant == 1) a.set("y_min", int64_t{-7});
+        if (variant == 2) {
+          Tensor y0 = run_ref("QConv", kMinferDomain, in, a)[0];
+          in.push_back(random_i8(y0.shape(), rng));
+          constant.push_back(false);
+          a.set("conv_scale", 0.5f);
+          a.set("conv_zero_point", int64_t{-7});
+          a.set("conv_min", int64_t{-7});
+          a.set("z_scale", 0.3f);
+          a.set("z_zero_point", int64_t{12});
+          a.set("y_scale", 0.6f);
+          a.set("y_zero_point", int64_t{3});
+          a.set("y_max", int64_t{100});
+        }
+        if (variant == 3) a.set("activation", std::string("Relu"));
+        Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
+        for (int threads : {1, 2})
+          require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, threads), expect);
+      }
+    }
+    // QGemm: int8 and float outputs, odd sizes, batch > 1.
+    for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 10},
+                           {7, 33, 17},
+                           {13, 200, 40},
+                           {2, 1, 3}}) {
+      for (int variant = 0; variant < 2; ++variant) {
+        INFO(cpu::int8_isa_name(isa)
+             << " gemm " << n << "x" << k << "x" << m << " variant " << variant);
+        Tensor x = random_i8(Shape{n, k}, rng);
+        Tensor w = random_i8(Shape{m, k}, rng, -127, 127);
+        Tensor b = random_i32(Shape{m}, rng, -1000, 1000);
+        Attributes a;
+        a.set("x_scale", 0.05f);
+        a.set("x_zero_point", int64_t{-100});
+        a.set("w_scale", std::vector<float>{0.01f});
+        if (variant == 0) {
+          a.set("y_scale", 0.3f);
+          a.set("y_zero_point", int64_t{1});
+        }
+        Tensor expect = run_ref("QGemm", kMinferDomain, {x, w, b}, a)[0];
+        for (int threads : {1, 2})
+          require_equal(run_cpu("QGemm", kMinferDomain, {x, w, b}, {false, true, true}, a, threads),
+                        expect);
+      }
+    }
+  }
+}
+
+TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int8]") {
+  std::mt19937 rng(8);
+  for (int64_t numel : {1, 7, 8, 31, 1000, 40000}) {
+    INFO("numel " << numel);
+    Tensor x = random_tensor(Shape{numel}, rng, -300.f, 300.f);
+    x.data<float>()[0] = 2.5f;  // ties to even
+    if (numel > 5) {
+      x.data<float>()[1] = NAN;
+      x.data<float>()[2] = INFINITY;
+      x.data<float>()[3] = -INFINITY;
+      x.data<float>()[4] = 1.5f;
+    }
+    for (DType t : {DType::i8, DType::u8}) {
+      Tensor z = t == DType::i8 ? Tensor::scalar<int8_t>(-3) : Tensor::scalar<uint8_t>(130);
+      std::vector<Tensor> in{x, Tensor::scalar<float>(1.f), z};
+      Tensor q = run_ref("QuantizeLinear", "", in, {})[0];
+      for (int threads : {1, 2})
+        require_equal(run_cpu("QuantizeLinear", "", in, {false, true, true}, {}, threads), q);
+      std::vector<Tensor> din{q, Tensor::scalar<float>(0.37f), z};
+      Tensor d = run_ref("DequantizeLinear", "", din, {})[0];
+      require_equal(run_cpu("DequantizeLinear", "", din, {false, true, true}, {}, 2), d);
+    }
+  }
+  // Per axis, and int32 (bias) dequantization.
+  Tensor x = random_tensor(Shape{2, 5, 3, 4}, rng, -5.f, 5.f);
+  Tensor s = random_tensor(Shape{5}, rng, 0.01f, 0.1f);
+  Tensor z = random_i8(Shape{5}, rng, -10, 10);
+  Attributes ax;
+  ax.set("axis", int64_t{1});
+  Tensor q = run_ref("QuantizeLinear", "", {x, s, z}, ax)[0];
+  require_equal(run_cpu("QuantizeLinear", "", {x, s, z}, {false, true, true}, ax, 2), q);
+  require_equal(run_cpu("DequantizeLinear", "", {q, s, z}, {false, true, true}, ax, 2),
+                run_ref("DequantizeLinear", "", {q, s, z}, ax)[0]);
+  Tensor b = random_i32(Shape{9}, rng, -100000, 100000);
+  Tensor bs = random_tensor(Shape{9}, rng, 0.001f, 0.01f);
+  Attributes a0;
+  a0.set("axis", int64_t{0});
+  require_equal(run_cpu("DequantizeLinear", "", {b, bs, Tensor()}, {false, true, false}, a0, 1),
+                run_ref("DequantizeLinear", "", {b, bs, Tensor()}, a0)[0]);
+
+  // QAdd, including the clamp of a fused Relu.
+  for (int64_t numel : {5, 64, 12345}) {
+    Tensor a = random_i8(Shape{1, numel}, rng), bb = random_i8(Shape{1, numel}, rng);
+    Attributes at;
+    at.set("a_scale", 0.02f);
+    at.set("a_zero_point", int64_t{-128});
+    at.set("b_scale", 0.09f);
+    at.set("b_zero_point", int64_t{5});
+    at.set("y_scale", 0.05f);
+    at.set("y_zero_point", int64_t{-9});
+    at.set("y_min", int64_t{-9});
+    require_equal(run_cpu("QAdd", kMinferDomain, {a, bb}, {false, false}, at, 2),
+                  run_ref("QAdd", kMinferDomain, {a, bb}, at)[0]);
+  }
+
+  // Pools (NHWC): odd sizes, strides, padding, both count_include_pad settings.
+  for (auto [h, w, c, k, st, p] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>{7, 7, 3, 3, 2, 1},
+        {8, 5, 17, 2, 2, 0},
+        {9, 9, 64, 3, 1, 1},
+        {6, 6, 1, 5, 3, 2}}) {
+    INFO("pool h" << h << " w" << w << " c" << c << " k" << k << " s" << st << " p" << p);
+    Tensor xi = random_i8(Shape{2, h, w, c}, rng);
+    Attributes a;
+    a.set("layout", std::string("NHWC"));
+    a.set("kernel_shape", std::vector<int64_t>{k, k});
+    a.set("strides", std::vector<int64_t>{st, st});
+    a.set("pads", std::vector<int64_t>{p, p, p, p});
+    require_equal(run_cpu("QMaxPool", kMinferDomain, {xi}, {false}, a, 2),
+                  run_ref("QMaxPool", kMinferDomain, {xi}, a)[0]);
+    a.set("x_scale", 0.1f);
+    a.set("x_zero_point", int64_t{3});
+    a.set("y_scale", 0.07f);
+    a.set("y_zero_point", int64_t{-4});
+    for (int64_t include : {0, 1}) {
+      a.set("count_include_pad", include);
+      require_equal(run_cpu("QAveragePool", kMinferDomain, {xi}, {false}, a, 2),
+                    run_ref("QAveragePool", kMinferDomain, {xi}, a)[0]);
+    }
+    Attributes g;
+    for (const char* key : {"layout", "x_scale", "x_zero_point", "y_scale", "y_zero_point"})
+      g.set(key, a.all().at(key));
+    require_equal(run_cpu("QGlobalAveragePool", kMinferDomain, {xi}, {false}, g, 2),
+                  run_ref("QGlobalAveragePool", kMinferDomain, {xi}, g)[0]);
+  }
+}
+
+TEST_CASE("int8 ISA selection can be forced and refuses what the CPU lacks", "[int8]") {
+  IsaGuard guard;
+  auto isas = cpu::supported_int8_isas();
+  REQUIRE(!isas.empty());
+  CHECK(isas.front() == cpu::Int8Isa::avx2);
+  for (auto isa : {cpu::Int8Isa::avx2, cpu::Int8Isa::avx_vnni, cpu::Int8Isa::avx512_vnni}) {
+    if (cpu::int8_isa_supported(isa)) {
+      cpu::set_int8_isa(isa);
+      CHECK(cpu::int8_isa() == isa);
+    } else {
+      CHECK_THROWS_AS(cpu::set_int8_isa(isa), Error);
+    }
+  }
+  cpu::reset_int8_isa();
+  CHECK(cpu::int8_isa() == isas.back());
+  WARN("int8 ISA paths on this CPU: " << [&] {
+    std::string s;
+    for (auto i : isas) s += std::string(s.empty() ? "" : ", ") + cpu::int8_isa_name(i);
+    return s;
+  }());
+}

@@ -1,0 +1,190 @@
+// Calibration, quantize_graph (QDQ insertion) and the folding pass on small models.
+#include <fstream>
+#include <map>
+
+#include "int8/int8_test_util.h"
+#include "minfer/calibrate.h"
+
+using namespace minfer;
+using namespace minfer::test;
+
+namespace {
+
+std::map<std::string, int> op_counts(const Graph& g) {
+  std::map<std::string, int> c;
+  for (const Node* n : g.nodes()) ++c[n->op_type];
+  return c;
+}
+
+std::vector<Tensor> random_images(int count, int size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<Tensor> v;
+  for (int i = 0; i < count; ++i)
+    v.push_back(random_tensor(Shape{1, 3, size, size}, rng, -2.f, 2.f));
+  return v;
+}
+
+// Largest |a - b| over the largest |b|.
+double relative_error(const Tensor& a, const Tensor& b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    num = std::max(num, double(std::fabs(a.data<float>()[i] - b.data<float>()[i])));
+    den = std::max(den, double(std::fabs(b.data<float>()[i])));
+  }
+  return num / den;
+}
+
+CalibrationOptions quiet() {
+  CalibrationOptions o;
+  o.progress = false;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("Calibrator records every activation; tables save and load", "[int8]") {
+  Graph g = build_model("cifar-resnet20", "", 1);
+  Calibrator cal(g, quiet());
+  cal.add_all(random_images(4, 32, 1));
+  CHECK(cal.samples() == 4);
+  CalibrationTable t = cal.table(CalibrationMethod::minmax);
+  CHECK(t.ranges.count("input"));
+  CHECK(t.ranges.count("logits"));
+  for (const auto& [name, r] : t.ranges) {
+    INFO(name);
+    CHECK(r.lo <= 0.f);
+    CHECK(r.hi >= 0.f);
+  }
+  // Every method gives a range inside min-max; thresholds of non-negative tensors keep lo = 0.
+  for (auto m :
+       {CalibrationMethod::percentile, CalibrationMethod::entropy, CalibrationMethod::mse}) {
+    CalibrationTable tm = cal.table(m);
+    CHECK(tm.method == calibration_method_name(m));
+    for (const auto& [name, r] : tm.ranges) {
+      INFO(name << " " << tm.method);
+      CHECK(r.lo >= t.ranges[name].lo);
+      CHECK(r.hi <= t.ranges[name].hi);
+      CHECK(r.hi - r.lo > 0.f);
+    }
+  }
+  auto path = temp_dir("calib_table") / "t.json";
+  t.save(path.string());
+  CalibrationTable back = CalibrationTable::load(path.string());
+  CHECK(back.samples == 4);
+  CHECK(back.method == "minmax");
+  REQUIRE(back.ranges.size() == t.ranges.size());
+  for (const auto& [name, r] : t.ranges) {
+    CHECK(back.ranges[name].lo == r.lo);
+    CHECK(back.ranges[name].hi == r.hi);
+  }
+  std::ofstream(path)
+      << "{\"format\": \"minfer-calibration\", \"version\": 1, \"tensors\": {\"x\": [2, 1]}}";
+  CHECK_THROWS_AS(CalibrationTable::load(path.string()), Error);
+  CHECK_THROWS_AS(parse_calibration_method("kl"), Error);
+}
+
+TEST_CASE("quantize_graph writes QDQ; a Session folds it into int8 ops", "[int8]") {
+  Graph fp32 = build_model("cifar-resnet20", "", 3);
+  Calibrator cal(fp32, quiet());
+  cal.add_all(random_images(8, 32, 2));
+  CalibrationTable table = cal.table(CalibrationMethod::minmax);
+
+  Graph qdq = clone_graph(fp32);
+  quantize_graph(qdq, table);
+  auto counts = op_counts(qdq);
+  CHECK(counts["BatchNormalization"] == 0);
+  CHECK(counts["Conv"] == 19);
+  CHECK(counts["QuantizeLinear"] > 0);
+  CHECK(counts["DequantizeLinear"] > counts["QuantizeLinear"]);
+  for (const Node* n : qdq.nodes())
+    if (n->op_type == "Conv") CHECK(n->inputs[1]->producer->op_type == "DequantizeLinear");
+  verify(qdq);
+
+  // Level 1: the QDQ graph in float. Level 2: folded into int8 ops.
+  SessionOptions l1;
+  l1.optimization_level = 1;
+  Session sim(clone_graph(qdq), l1);
+  Session int8(clone_graph(qdq));
+  Session ref(clone_graph(fp32));
+  auto folded = op_counts(int8.graph());
+  CHECK(folded["QConv"] == 19);
+  CHECK(folded["QAdd"] == 0);  // every residual add fused into its conv
+  CHECK(folded["QGlobalAveragePool"] == 1);
+  CHECK(folded["QGemm"] == 1);
+  CHECK(folded["Conv"] == 0);
+  CHECK(folded["FusedConv"] == 0);
+  CHECK(folded["DequantizeLinear"] == 0);
+  CHECK(folded["QuantizeLinear"] == 1);  // the image
+  int residual = 0;
+  for (const Node* n : int8.graph().nodes()) {
+    if (n->op_type != "QConv") continue;
+    CHECK(n->attrs.get_string("layout", "") == "NHWC");
+    residual += n->input(3) != nullptr;
+  }
+  CHECK(residual == 9);
+
+  for (const Tensor& x : random_images(2, 32, 9)) {
+    Tensor yf = ref.run_one(x), ys = sim.run_one(x), yq = int8.run_one(x);
+    CHECK(relative_error(yq, ys) < 0.05);
+    CHECK(relative_error(yq, yf) < 0.2);
+  }
+}
+
+TEST_CASE("quantize options keep layers in fp32", "[int8]") {
+  Graph fp32 = build_model("cifar-resnet20", "", 4);
+  Calibrator cal(fp32, quiet());
+  cal.add_all(random_images(2, 32, 4));
+  CalibrationTable table = cal.table(CalibrationMethod::percentile);
+
+  QuantizeOptions o;
+  o.keep_first_last_fp32 = true;
+  o.exclude_nodes = {"layer2.0.conv1"};
+  o.exclude_op_types = {"Add"};
+  Graph qdq = clone_graph(fp32);
+  quantize_graph(qdq, table, o);
+  Session s(std::move(qdq));
+  auto counts = op_counts(s.graph());
+  CHECK(counts["QConv"] == 17);
+  CHECK(counts["QAdd"] == 0);
+  CHECK(counts["QGemm"] == 0);
+  CHECK(s.graph().find_node("conv1")->op_type != "QConv");
+  CHECK(s.graph().find_node("layer2.0.conv1")->op_type != "QConv");
+  Tensor y = s.run_one(random_images(1, 32, 5)[0]);
+  CHECK(y.shape() == Shape{1, 10});
+
+  CalibrationTable empty;
+  Graph g2 = clone_graph(fp32);
+  try {
+    quantize_graph(g2, empty);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("no range for tensor") != std::string::npos);
+  }
+}
+
+TEST_CASE("uint8 activations (as ONNX Runtime writes them) fold like int8 ones", "[int8]") {
+  Graph fp32 = build_model("cifar-resnet20", "", 6);
+  Calibrator cal(fp32, quiet());
+  cal.add_all(random_images(2, 32, 6));
+  Graph qdq = clone_graph(fp32);
+  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  // The same model with uint8 activations: every int8 zero point z becomes z + 128.
+  Graph u8 = clone_graph(qdq);
+  for (Value* v : u8.values()) {
+    if (!v->is_constant() || v->constant->dtype() != DType::i8 || v->constant->numel() != 1)
+      continue;
+    bool activation_zero_point = !v->uses.empty();
+    for (const Use& u : v->uses) activation_zero_point &= u.input_index == 2;
+    if (!activation_zero_point) continue;
+    Tensor z = Tensor::scalar<uint8_t>(static_cast<uint8_t>(v->constant->data<int8_t>()[0] + 128));
+    v->constant = z;
+    v->dtype = DType::u8;
+  }
+  u8.infer_shapes();
+  Session a(std::move(qdq)), b(std::move(u8));
+  auto counts = op_counts(b.graph());
+  CHECK(counts["QConv"] == 19);
+  CHECK(counts["DequantizeLinear"] == 0);
+  const Tensor x = random_images(1, 32, 7)[0];
+  require_equal(b.run_one(x), a.run_one(x));
+}
