@@ -13,6 +13,9 @@ namespace minfer {
 
 namespace {
 
+// The newest opset of the default domain whose semantics minfer implements.
+constexpr int64_t kMaxOpset = 25;
+
 // "ai.onnx" is the default domain under its long name.
 std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
@@ -45,6 +48,7 @@ class Importer {
     for (const auto& n : gp.node())
       if (!is_constant_node(n)) read_node(n);
     read_outputs();
+    g_.topo_order();  // throws InvalidModel naming a node on a cycle
     return std::move(g_);
   }
 
@@ -62,12 +66,26 @@ class Importer {
 
   void read_opsets() {
     g_.opset_imports.clear();
-    for (const auto& op : model_.opset_import())
-      g_.opset_imports[normalize_domain(op.domain())] = op.version();
+    for (const auto& op : model_.opset_import()) {
+      const std::string domain = normalize_domain(op.domain());
+      check(g_.opset_imports.count(domain) == 0, ErrorCode::InvalidModel,
+            src_ + ": the opset of the " +
+                (domain.empty() ? std::string("default ONNX domain") : "domain '" + domain + "'") +
+                " is imported twice");
+      g_.opset_imports[domain] = op.version();
+    }
     auto it = g_.opset_imports.find("");
     check(it != g_.opset_imports.end(), ErrorCode::InvalidModel,
           src_ + ": not a valid ONNX model: no opset import for the default ONNX domain");
     opset_ = it->second;
+    check(opset_ >= 1, ErrorCode::InvalidModel,
+          src_ + ": not a valid ONNX model: opset version " + std::to_string(opset_) +
+              " of the default ONNX domain (versions start at 1)");
+    // A newer opset may give an op a meaning minfer does not know: refuse rather than guess.
+    check(opset_ <= kMaxOpset, ErrorCode::Unsupported,
+          src_ + ": the model uses opset " + std::to_string(opset_) +
+              " of the default ONNX domain; minfer supports opsets up to " +
+              std::to_string(kMaxOpset) + " (re-export the model at an older opset)");
   }
 
   void read_input(const onnx::ValueInfoProto& in) {
@@ -94,8 +112,25 @@ class Importer {
     if (named) {
       for (const auto& d : tt.shape().dim()) shape.symbols.push_back(d.dim_param());
     }
+    check_input_size(shape, dtype, what);
     Value* v = g_.add_input(in.name(), dtype, std::move(shape));
     v->shape_known = tt.has_shape();  // without a shape even the rank is unknown
+  }
+
+  // An input no tensor could ever be fed to (Tensor's limit is 64 GiB) is refused here, where
+  // the message can name it, rather than when something first multiplies its dims.
+  static void check_input_size(const Shape& shape, DType dtype, const std::string& what) {
+    constexpr uint64_t kMaxBytes = uint64_t{1} << 36;
+    uint64_t bytes = dtype_size(dtype);
+    for (int64_t d : shape.dims())
+      if (d == 0) return;  // no elements at all
+    for (int64_t d : shape.dims()) {
+      if (d < 0) continue;  // symbolic: checked when a real tensor arrives
+      check(bytes <= kMaxBytes / static_cast<uint64_t>(d), ErrorCode::OutOfMemory,
+            what + ": shape " + shape.to_string() + " " + dtype_name(dtype) +
+                " is absurdly large (a tensor is limited to 64 GiB)");
+      bytes *= static_cast<uint64_t>(d);
+    }
   }
 
   Attribute read_attribute(const onnx::AttributeProto& a, const std::string& node) {
@@ -274,6 +309,12 @@ class Importer {
       check(!attrs.has("axis") || op == "Gemm", ErrorCode::Unsupported,
             node + ": legacy broadcast with an axis attribute (opset < 7) is not supported");
       attrs.erase("broadcast");
+    }
+    if (op == "Concat" && opset_ < 4 && !attrs.has("axis"))
+      attrs.set("axis", int64_t{1});  // Concat-1: axis was optional, default 1
+    if (op == "Pad" && opset_ < 2 && attrs.has("paddings")) {  // Pad-1's name for pads
+      attrs.set("pads", attrs.get_ints("paddings"));
+      attrs.erase("paddings");
     }
     if (op == "Reshape" && opset_ < 5 && attrs.has("shape")) {
       auto dims = attrs.get_ints("shape");
