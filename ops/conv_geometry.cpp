@@ -1,5 +1,7 @@
 #include "ops/conv_geometry.h"
 
+#include <algorithm>
+
 #include "ops/op_util.h"
 
 namespace minfer {
@@ -170,6 +172,16 @@ Window3 to_window3(const WindowGeometry& g) {
     w.pe[i] = real ? g.pads_end[j] : 0;
   }
   return w;
+}
+
+TapRange taps_in(int64_t start, int64_t k, int64_t dilation, int64_t begin, int64_t end) {
+  // start + t * dilation >= begin  <=>  t >= ceil((begin - start) / dilation), and likewise
+  // start + t * dilation < end  <=>  t < ceil((end - start) / dilation).
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -(-a / b); };
+  TapRange r;
+  r.lo = std::clamp<int64_t>(ceil_div(begin - start, dilation), 0, k);
+  r.hi = std::clamp<int64_t>(ceil_div(end - start, dilation), r.lo, k);
+  return r;
 }
 
 }  // namespace minfer

@@ -96,6 +96,15 @@ PoolGeometry pool_geometry(const Node& node, const Shape& x);
 // The output shape [N, M|C, O1..Ok] of a window op, keeping the names of symbolic N (and C).
 Shape window_output_shape(const WindowGeometry& g, const Shape& x, int64_t out_channels);
 
+// The taps t in [lo, hi) of a window whose first tap is at input position `start` (k taps,
+// `dilation` apart) that land in [begin, end). Kernels loop over this range instead of testing
+// every tap, so their work does not grow with a kernel far larger than its input.
+struct TapRange {
+  int64_t lo = 0, hi = 0;
+  int64_t size() const { return hi - lo; }
+};
+TapRange taps_in(int64_t start, int64_t k, int64_t dilation, int64_t begin, int64_t end);
+
 // A geometry padded to exactly 3 spatial dims (leading dims of size 1, stride 1, no pads), so
 // that one loop nest serves 1-D, 2-D and 3-D windows. Requires rank() <= 3.
 struct Window3 {

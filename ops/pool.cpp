@@ -57,15 +57,18 @@ void max_pool(const Node& node, const PoolGeometry& g, const Tensor& x, Tensor& 
           T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                         : std::numeric_limits<T>::lowest();
           int64_t best_idx = -1;
-          for (int64_t k0 = 0; k0 < q.k[0]; ++k0) {
-            int64_t i0 = o0 * q.s[0] - q.pb[0] + k0 * q.d[0];
-            if (i0 < 0 || i0 >= q.in[0]) continue;
-            for (int64_t k1 = 0; k1 < q.k[1]; ++k1) {
-              int64_t i1 = o1 * q.s[1] - q.pb[1] + k1 * q.d[1];
-              if (i1 < 0 || i1 >= q.in[1]) continue;
-              for (int64_t k2 = 0; k2 < q.k[2]; ++k2) {
-                int64_t i2 = o2 * q.s[2] - q.pb[2] + k2 * q.d[2];
-                if (i2 < 0 || i2 >= q.in[2]) continue;
+          // The taps inside the input, per dim (the others are padding).
+          const int64_t st0 = o0 * q.s[0] - q.pb[0], st1 = o1 * q.s[1] - q.pb[1],
+                        st2 = o2 * q.s[2] - q.pb[2];
+          const TapRange r0 = taps_in(st0, q.k[0], q.d[0], 0, q.in[0]);
+          const TapRange r1 = taps_in(st1, q.k[1], q.d[1], 0, q.in[1]);
+          const TapRange r2 = taps_in(st2, q.k[2], q.d[2], 0, q.in[2]);
+          for (int64_t k0 = r0.lo; k0 < r0.hi; ++k0) {
+            int64_t i0 = st0 + k0 * q.d[0];
+            for (int64_t k1 = r1.lo; k1 < r1.hi; ++k1) {
+              int64_t i1 = st1 + k1 * q.d[1];
+              for (int64_t k2 = r2.lo; k2 < r2.hi; ++k2) {
+                int64_t i2 = st2 + k2 * q.d[2];
                 T v = xc[(i0 * q.in[1] + i1) * q.in[2] + i2];
                 if (best_idx < 0 || v > best) {  // the first maximum wins
                   best = v;
@@ -116,32 +119,33 @@ std::vector<Tensor> average_pool_reference(const Node& node, const std::vector<T
   const float* xp = x.data<float>();
   float* yp = y.data<float>();
   int64_t planes = x.dim(0) * x.dim(1), in_sz = q.in[0] * q.in[1] * q.in[2];
-  // Per dim: is tap position i inside the input, or inside input + padding?
-  auto inside = [&](int d, int64_t i) { return i >= 0 && i < q.in[d]; };
-  auto in_padded = [&](int d, int64_t i) { return i >= -q.pb[d] && i < q.in[d] + q.pe[d]; };
   for (int64_t nc = 0; nc < planes; ++nc) {
     const float* xc = xp + nc * in_sz;
     for (int64_t o0 = 0; o0 < q.out[0]; ++o0)
       for (int64_t o1 = 0; o1 < q.out[1]; ++o1)
         for (int64_t o2 = 0; o2 < q.out[2]; ++o2) {
+          const int64_t st[3] = {o0 * q.s[0] - q.pb[0], o1 * q.s[1] - q.pb[1],
+                                 o2 * q.s[2] - q.pb[2]};
+          // Per dim, the taps inside the input, and those inside input + padding.
+          TapRange r[3];
+          int64_t count = 1, padded_count = 1;
+          for (int d = 0; d < 3; ++d) {
+            r[d] = taps_in(st[d], q.k[d], q.d[d], 0, q.in[d]);
+            count *= r[d].size();
+            padded_count *= taps_in(st[d], q.k[d], q.d[d], -q.pb[d], q.in[d] + q.pe[d]).size();
+          }
           double sum = 0;
-          int64_t count = 0;
-          for (int64_t k0 = 0; k0 < q.k[0]; ++k0) {
-            int64_t i0 = o0 * q.s[0] - q.pb[0] + k0 * q.d[0];
-            for (int64_t k1 = 0; k1 < q.k[1]; ++k1) {
-              int64_t i1 = o1 * q.s[1] - q.pb[1] + k1 * q.d[1];
-              for (int64_t k2 = 0; k2 < q.k[2]; ++k2) {
-                int64_t i2 = o2 * q.s[2] - q.pb[2] + k2 * q.d[2];
-                if (inside(0, i0) && inside(1, i1) && inside(2, i2)) {
-                  sum += xc[(i0 * q.in[1] + i1) * q.in[2] + i2];
-                  ++count;
-                } else if (g.count_include_pad && in_padded(0, i0) && in_padded(1, i1) &&
-                           in_padded(2, i2)) {
-                  ++count;
-                }
+          for (int64_t k0 = r[0].lo; k0 < r[0].hi; ++k0) {
+            int64_t i0 = st[0] + k0 * q.d[0];
+            for (int64_t k1 = r[1].lo; k1 < r[1].hi; ++k1) {
+              int64_t i1 = st[1] + k1 * q.d[1];
+              for (int64_t k2 = r[2].lo; k2 < r[2].hi; ++k2) {
+                int64_t i2 = st[2] + k2 * q.d[2];
+                sum += xc[(i0 * q.in[1] + i1) * q.in[2] + i2];
               }
             }
           }
+          if (g.count_include_pad) count = padded_count;
           *yp++ = count ? static_cast<float>(sum / double(count)) : 0.f;
         }
   }

@@ -1,5 +1,6 @@
 // Data-movement ops that only change the shape or the order of elements: Flatten, Reshape,
 // Transpose, Identity, Shape, Unsqueeze. They work on any dtype (bytes are copied as is).
+#include <cstdint>
 #include <cstring>
 #include <optional>
 
@@ -95,6 +96,8 @@ Shape reshape_shape(const Node& node, const Shape& x, const std::vector<int64_t>
       copy_dim(out, i, x, i);
       copied[i] = true;
     } else {
+      if (d != 0 && known_out > INT64_MAX / d)  // no tensor is that large
+        op_fail(node, "shape " + ints_to_string(spec) + " has too many elements");
       out[i] = d;
       known_out *= d;
     }

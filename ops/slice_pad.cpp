@@ -216,7 +216,10 @@ Shape padded_shape(const Node& node, const Shape& x,
       if (b != 0 || e != 0) set_unknown_dim(out, d);
       continue;
     }
-    int64_t n = x[d] + b + e;
+    int64_t n = 0;
+    if (__builtin_add_overflow(x[d], b, &n) || __builtin_add_overflow(n, e, &n))
+      op_fail(node, "pads " + std::to_string(b) + ", " + std::to_string(e) + " of dim " +
+                        std::to_string(d) + " are absurdly large");
     if (n < 0)
       op_fail(node, "pads crop dim " + std::to_string(d) + " of " + x.to_string() + " below zero");
     if (mode != PadMode::Constant && x[d] == 0 && (b > 0 || e > 0))

@@ -20,12 +20,7 @@ int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, 
 
 // Number of taps t in [0, k) with begin <= start + t * dilation < end.
 int64_t taps_inside(int64_t start, int64_t k, int64_t dilation, int64_t begin, int64_t end) {
-  int64_t count = 0;
-  for (int64_t t = 0; t < k; ++t) {
-    int64_t i = start + t * dilation;
-    count += i >= begin && i < end;
-  }
-  return count;
+  return taps_in(start, k, dilation, begin, end).size();
 }
 
 class PoolKernel final : public Kernel {
@@ -48,6 +43,9 @@ class PoolKernel final : public Kernel {
     dw_ = g.dilations.back();
     pad_t_ = two_d ? g.pad_top() : 0;
     pad_l_ = g.pads_begin.back();
+    // The column taps that reach the image for some output column (input column
+    // ow * sw + j * dw - pad_l, ow in [0, ow_)): the others are all padding.
+    cols_in_ = taps_in(-pad_l_, kw_, dw_, -(ow_ - 1) * sw_, w_);
     if (max_) return;
     // Divisors: taps inside the image, or (count_include_pad) inside image + pads.
     const int64_t pad_b = two_d ? g.pads_end[0] : 0, pad_r = g.pads_end.back();
@@ -76,11 +74,11 @@ class PoolKernel final : public Kernel {
     for (int64_t oh = 0; oh < oh_; ++oh) {
       float* yrow = y + oh * ow_;
       std::fill(yrow, yrow + ow_, init);
-      for (int64_t i = 0; i < kh_; ++i) {
+      const TapRange rows_in = taps_in(oh * sh_ - pad_t_, kh_, dh_, 0, h_);
+      for (int64_t i = rows_in.lo; i < rows_in.hi; ++i) {
         const int64_t ih = oh * sh_ - pad_t_ + i * dh_;
-        if (ih < 0 || ih >= h_) continue;
         const float* xrow = x + ih * w_;
-        for (int64_t j = 0; j < kw_; ++j) {
+        for (int64_t j = cols_in_.lo; j < cols_in_.hi; ++j) {
           const int64_t offset = j * dw_ - pad_l_;  // input column = ow * sw + offset
           const int64_t lo = std::clamp<int64_t>(offset >= 0 ? 0 : ceil_div(-offset, sw_), 0, ow_);
           const int64_t hi = std::clamp<int64_t>(floor_div(w_ - 1 - offset, sw_) + 1, lo, ow_);
@@ -116,6 +114,7 @@ class PoolKernel final : public Kernel {
   bool max_;
   int64_t planes_ = 0, h_ = 0, w_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0, sh_ = 0, sw_ = 0;
   int64_t dh_ = 0, dw_ = 0, pad_t_ = 0, pad_l_ = 0;
+  TapRange cols_in_;
   std::vector<int64_t> rows_, cols_;  // AveragePool: taps counted per output row / column
 };
 
