@@ -87,3 +87,23 @@ TEST_CASE("cli: export writes an ONNX file minfer and onnx.checker accept", "[cl
   Result missing = run_cli("export cifar-resnet20", "export_missing");
   REQUIRE(missing.code == 2);
 }
+
+TEST_CASE("cli: run executes a com.minfer:MaxSumDiv3 ONNX model on an .npy input",
+          "[cli][max_sum_div3]") {
+  const auto dir = test::temp_dir("cli_msd3");
+  Graph g;
+  GraphBuilder b(g);
+  b.output(b.op("MaxSumDiv3", "msd3", {b.input("X", DType::i32, Shape{2, 5})}, {}, kMinferDomain));
+  save_onnx(g, (dir / "msd3.onnx").string());
+  // Brute force over all subsets: row 0 takes 3+6+1+8 = 18; row 1 takes 2+7 = 9.
+  save_npy(Tensor::from_vector<int32_t>({3, 6, 1, 8, -4, 4, -5, 2, 7, 0}, Shape{2, 5}),
+           (dir / "x.npy").string());
+  Result r = run_cli("run '" + (dir / "msd3.onnx").string() + "' --input X='" +
+                         (dir / "x.npy").string() + "' --save-outputs '" + (dir / "out").string() +
+                         "'",
+                     "msd3");
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  Tensor y = load_npy((dir / "out" / "msd3.npy").string());
+  REQUIRE(y.to_vector<int64_t>() == std::vector<int64_t>{18, 9});
+}
