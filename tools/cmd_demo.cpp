@@ -280,7 +280,8 @@ int cmd_demo(const Argv& argv) {
           "llllrrrrr");
   for (const Row& r : rows) {
     if (!r.available) {
-      t.add_span({r.model, r.weights, r.device, r.precision}, "not yet available");
+      t.add_span({r.model, r.weights, r.device, r.precision},
+                 "not in the demo yet: minfer eval MODEL --precision int8 --calib DIR");
       continue;
     }
     char diff[32];
