@@ -23,10 +23,10 @@ void InferContext::set_output(size_t i, DType dtype, Shape shape) {
   for (int64_t d : shape.dims()) {
     if (d <= 0 || empty) continue;  // symbolic dims are checked once they are known
     if (bytes > kMaxBytes / static_cast<uint64_t>(d))
-      throw Error(ErrorCode::OutOfMemory,
-                  node_.describe() + ": output " + std::to_string(i) + " would be " +
-                      shape.to_string() + " " + dtype_name(dtype) +
-                      ", absurdly large (a tensor is limited to 64 GiB)");
+      throw Error(ErrorCode::OutOfMemory, node_.describe() + ": output " + std::to_string(i) +
+                                              " would be " + shape.to_string() + " " +
+                                              dtype_name(dtype) +
+                                              ", absurdly large (a tensor is limited to 64 GiB)");
     bytes *= static_cast<uint64_t>(d);
   }
   outputs_[i].present = true;

@@ -15,9 +15,12 @@ namespace fs = std::filesystem;
 
 const char* case_status_name(CaseStatus s) {
   switch (s) {
-    case CaseStatus::Pass: return "pass";
-    case CaseStatus::Fail: return "fail";
-    case CaseStatus::Unsupported: return "unsupported";
+    case CaseStatus::Pass:
+      return "pass";
+    case CaseStatus::Fail:
+      return "fail";
+    case CaseStatus::Unsupported:
+      return "unsupported";
   }
   return "?";
 }
@@ -85,8 +88,8 @@ class CaseRunner {
         Tensor want = load_tensor_pb(numbered(set, "output", k).string());
         std::string p = compare(got.at(outputs[k]), want);
         if (!p.empty())
-          problems += set.filename().string() + " output " + std::to_string(k) + " '" +
-                      outputs[k] + "': " + p + "; ";
+          problems += set.filename().string() + " output " + std::to_string(k) + " '" + outputs[k] +
+                      "': " + p + "; ";
       }
       ++r_.data_sets;
     }
@@ -131,9 +134,8 @@ class CaseRunner {
     if (bad == 0) return "";
     std::ostringstream s;
     s << bad << " of " << got.numel() << " values out of tolerance (rtol " << o_.rtol << ", atol "
-      << o_.atol << "); worst at flat index " << worst_at << ": got "
-      << float_at(got, worst_at) << ", expected " << float_at(want, worst_at)
-      << "; max abs error " << worst_abs;
+      << o_.atol << "); worst at flat index " << worst_at << ": got " << float_at(got, worst_at)
+      << ", expected " << float_at(want, worst_at) << "; max abs error " << worst_abs;
     return s.str();
   }
 
@@ -164,8 +166,7 @@ CaseResult run_conformance_case(const std::string& dir, const ConformanceOptions
 
 std::vector<std::string> find_conformance_cases(const std::string& path) {
   const fs::path root(path);
-  check(fs::is_directory(root), ErrorCode::InvalidArgument,
-        "'" + path + "' is not a folder");
+  check(fs::is_directory(root), ErrorCode::InvalidArgument, "'" + path + "' is not a folder");
   if (fs::is_regular_file(root / "model.onnx")) return {root.string()};
   std::vector<std::string> cases;
   for (const auto& e : fs::directory_iterator(root))

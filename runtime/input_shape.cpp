@@ -34,9 +34,9 @@ void set_input_shape(Graph& g, const std::string& name, const Shape& shape) {
               shape.to_string() + " has rank " + std::to_string(shape.rank()));
     for (size_t i = 0; i < shape.rank(); ++i)
       check(in->shape[i] < 0 || in->shape[i] == shape[i], ErrorCode::InvalidArgument,
-            what + ": dim " + std::to_string(i) + " is fixed at " +
-                std::to_string(in->shape[i]) + " by the model, the new shape " +
-                shape.to_string() + " has " + std::to_string(shape[i]));
+            what + ": dim " + std::to_string(i) + " is fixed at " + std::to_string(in->shape[i]) +
+                " by the model, the new shape " + shape.to_string() + " has " +
+                std::to_string(shape[i]));
   }
   in->shape = Shape(shape.dims());  // no symbols: every dim is now a number
   in->shape_known = true;

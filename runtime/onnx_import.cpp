@@ -7,6 +7,7 @@
 
 #include "minfer/onnx.h"
 #include "runtime/file_util.h"
+#include "runtime/onnx_qoperator.h"
 #include "runtime/tensor_pb.h"
 
 namespace minfer {
@@ -335,6 +336,11 @@ class Importer {
     std::vector<std::string> outputs(n.output().begin(), n.output().end());
     Attributes attrs = read_attributes(n);
     if (normalize_legacy(n, n.name(), inputs, attrs, outputs)) return;
+    detail::ImportedNode imported{
+        normalize_domain(n.domain()), n.op_type(), n.name(), inputs, attrs, outputs, node};
+    if (detail::expand_qoperator(g_, imported,
+                                 [this](const std::string& base) { return unique_name(base); }))
+      return;
     g_.add_node_named(n.op_type(), n.name(), inputs, outputs, std::move(attrs),
                       normalize_domain(n.domain()));
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -15,7 +16,8 @@ namespace minfer::test {
 inline std::filesystem::path generated_opset_cases() {
   static std::filesystem::path dir;
   if (dir.empty()) {
-    std::filesystem::path d = temp_dir("opset_cases");
+    // Per process: ctest runs test cases in parallel processes.
+    std::filesystem::path d = temp_dir("opset_cases_" + std::to_string(getpid()));
     REQUIRE(run_python("make_opset_cases.py", std::string("'") + d.string() + "' >/dev/null") == 0);
     dir = d;
   }
@@ -29,7 +31,10 @@ struct CliResult {
 
 // Runs `minfer ARGS`.
 inline CliResult cli(const std::string& args) {
-  const std::filesystem::path out = temp_dir("conformance_cli") / "out";
+  static int calls = 0;
+  const std::filesystem::path out =
+      temp_dir("conformance_cli_" + std::to_string(getpid()) + "_" + std::to_string(calls++)) /
+      "out";
   const std::string cmd =
       std::string("'") + MINFER_CLI_PATH + "' " + args + " >'" + out.string() + "' 2>&1";
   const int status = std::system(cmd.c_str());

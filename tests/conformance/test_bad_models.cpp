@@ -263,17 +263,30 @@ TEST_CASE("bad models: absurd shapes hit allocation limits, not the allocator",
     std::string path = save(m, "huge_input");
     require_error([&] { Session::from_file(path); }, ErrorCode::OutOfMemory,
                   {path, "graph input 'x'", "absurdly large"});
-    m.g().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
-        0)->set_dim_value(1);
+    m.g()
+        .mutable_input(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(0)
+        ->set_dim_value(1);
     path = save(m, "huge_input2");
     require_error([&] { Session::from_file(path); }, ErrorCode::OutOfMemory,
                   {path, "graph input 'x'", "[1,1099511627776]", "64 GiB"});
     // A symbolic dim is checked when a tensor arrives (Tensor's own limit).
-    m.g().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(
-        1)->set_dim_param("N");
+    m.g()
+        .mutable_input(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(1)
+        ->set_dim_param("N");
     Session s = Session::from_file(save(m, "symbolic_input"));
-    require_error([&] { Tensor(DType::f32, Shape{1, int64_t{1} << 40}); },
-                  ErrorCode::OutOfMemory, {"[1,1099511627776]", "above the limit"});
+    require_error(
+        [&] {
+          Tensor(DType::f32, Shape{1, int64_t{1} << 40});
+        },
+        ErrorCode::OutOfMemory, {"[1,1099511627776]", "above the limit"});
   }
   {  // Pad to 2^40 elements: the output would need 4 TiB
     OnnxModel m;

@@ -95,8 +95,11 @@ TEST_CASE("shapes: a symbolic batch runs at any batch size", "[conformance]") {
     CHECK(s.run_one(x0).to_vector<float>() ==
           std::vector<float>(y.data<float>(), y.data<float>() + 3));
   }
-  require_error([&] { s.run_one(Tensor(DType::f32, Shape{1, 2, 6, 5})); },
-                ErrorCode::InvalidArgument, {"'x'", "[1,2,6,5]", "[N,2,5,5]"});
+  require_error(
+      [&] {
+        s.run_one(Tensor(DType::f32, Shape{1, 2, 6, 5}));
+      },
+      ErrorCode::InvalidArgument, {"'x'", "[1,2,6,5]", "[N,2,5,5]"});
 }
 
 TEST_CASE("shapes: set_input_shape pins symbolic dims", "[conformance]") {
@@ -108,21 +111,36 @@ TEST_CASE("shapes: set_input_shape pins symbolic dims", "[conformance]") {
   Session s(std::move(g));
   CHECK(s.graph().outputs()[0]->shape == Shape{1, 3, 1, 1});
   CHECK(s.run_one(Tensor(DType::f32, Shape{1, 2, 8, 6})).shape() == Shape{1, 3, 1, 1});
-  require_error([&] { s.run_one(Tensor(DType::f32, Shape{2, 2, 8, 6})); },
-                ErrorCode::InvalidArgument, {"'x'", "[1,2,8,6]"});
+  require_error(
+      [&] {
+        s.run_one(Tensor(DType::f32, Shape{2, 2, 8, 6}));
+      },
+      ErrorCode::InvalidArgument, {"'x'", "[1,2,8,6]"});
 
   Graph g2 = m.parse();
   set_input_shape(g2, "", Shape{3, 2, 4, 4});  // the only input
   CHECK(g2.inputs()[0]->shape == Shape{3, 2, 4, 4});
-  require_error([&] { set_input_shape(g2, "image", Shape{1, 2, 4, 4}); },
-                ErrorCode::InvalidArgument, {"no input named 'image'", "inputs: x"});
+  require_error(
+      [&] {
+        set_input_shape(g2, "image", Shape{1, 2, 4, 4});
+      },
+      ErrorCode::InvalidArgument, {"no input named 'image'", "inputs: x"});
   Graph g3 = m.parse();
-  require_error([&] { set_input_shape(g3, "x", Shape{1, 3, 4, 4}); }, ErrorCode::InvalidArgument,
-                {"'x'", "dim 1 is fixed at 2", "[1,3,4,4]"});
-  require_error([&] { set_input_shape(g3, "x", Shape{1, 2, 4}); }, ErrorCode::InvalidArgument,
-                {"'x'", "rank 4", "rank 3"});
-  require_error([&] { set_input_shape(g3, "x", Shape{1, 2, -1, 4}); },
-                ErrorCode::InvalidArgument, {"'x'", "must be static"});
+  require_error(
+      [&] {
+        set_input_shape(g3, "x", Shape{1, 3, 4, 4});
+      },
+      ErrorCode::InvalidArgument, {"'x'", "dim 1 is fixed at 2", "[1,3,4,4]"});
+  require_error(
+      [&] {
+        set_input_shape(g3, "x", Shape{1, 2, 4});
+      },
+      ErrorCode::InvalidArgument, {"'x'", "rank 4", "rank 3"});
+  require_error(
+      [&] {
+        set_input_shape(g3, "x", Shape{1, 2, -1, 4});
+      },
+      ErrorCode::InvalidArgument, {"'x'", "must be static"});
 
   OnnxModel two(13);
   two.input("a", TP::FLOAT, {"N"});
@@ -150,7 +168,8 @@ TEST_CASE("shapes: parse_input_shape reads NAME=DIMS", "[conformance]") {
   CHECK(parse_input_shape("2,5").first.empty());
   CHECK(parse_input_shape("s=").second == Shape{});
   CHECK(parse_input_shape("a=b=7").first == "a=b");
-  for (const char* bad : {"x=1x", "x=1xx3", "x=-1x3", "x=ax3", "=1x3", "x=1x3 ", "x=99999999999999999999"}) {
+  for (const char* bad :
+       {"x=1x", "x=1xx3", "x=-1x3", "x=ax3", "=1x3", "x=1x3 ", "x=99999999999999999999"}) {
     INFO(bad);
     require_error([&] { parse_input_shape(bad); }, ErrorCode::InvalidArgument, {bad});
   }
