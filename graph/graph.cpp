@@ -309,6 +309,13 @@ std::vector<TensorInfo> input_infos(const Node& n) {
 void Graph::infer_shapes() {
   auto& reg = OpRegistry::global();
   for (Node* n : topo_order()) {
+    if (!reg.find_op(n->domain, n->op_type)) {
+      try {
+        reg.get_op(n->domain, n->op_type);
+      } catch (const Error& e) {  // the same message, plus which node uses the op
+        throw Error(e.code(), "node '" + n->name + "': " + e.what());
+      }
+    }
     const OpSchema& schema = reg.get_op(n->domain, n->op_type);
     auto mark_unknown = [&] {
       for (Value* out : n->outputs) out->shape_known = false;

@@ -99,6 +99,16 @@ TEST_CASE("verify rejects cycles, non-SSA outputs and undefined inputs", "[graph
   }
 }
 
+TEST_CASE("shape inference names the node that uses an unknown op", "[graph][errors]") {
+  Graph g;
+  Value* x = g.add_input("x", DType::f32, Shape{2});
+  Node* n = g.add_node("NoSuchOp", "mystery", {x}, 1, {}, "com.example");
+  g.add_output(n->outputs[0]);
+  REQUIRE_THROWS_WITH(g.infer_shapes(), Catch::Contains("node 'mystery'") &&
+                                            Catch::Contains("NoSuchOp") &&
+                                            Catch::Contains("--plugin"));
+}
+
 TEST_CASE("editing: replace uses and remove a node", "[graph]") {
   Graph g = small_graph();
   Node* relu = g.find_node("relu");
