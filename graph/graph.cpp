@@ -325,10 +325,10 @@ void Graph::infer_shapes() {
       if (!v) continue;
       inputs_known &= v->shape_known;
       // An integer tensor computed at run time is usually shape arithmetic (PyTorch's
-      // exporter emits Shape->Gather->Concat->Reshape): its value is known once the input
-      // shapes are, so the plan resolves it; until then the outputs stay unknown.
-      shape_data_pending |= !v->is_constant() && v->producer &&
-                            (v->dtype == DType::i64 || v->dtype == DType::i32);
+      // exporter emits Shape->Gather->Concat->Reshape), and an integer graph input may be a
+      // target shape: its value is known once the inputs are, so the plan resolves it; until
+      // then the outputs stay unknown.
+      shape_data_pending |= !v->is_constant() && (v->dtype == DType::i64 || v->dtype == DType::i32);
     }
     if (!inputs_known) {
       mark_unknown();
@@ -382,9 +382,11 @@ void verify(const Graph& g) {
       check(produced.insert(v).second, ErrorCode::InvalidModel,
             n->describe() + ": output '" + v->name + "' is defined twice (not SSA)");
     }
-    bool all_known = true;
+    bool all_known = true, any_output_known = false;
     for (Value* v : n->inputs) all_known &= (!v || v->shape_known);
-    if (!all_known) continue;
+    for (Value* v : n->outputs) any_output_known |= v->shape_known;
+    // Outputs left unknown by infer_shapes wait for run-time shape data: nothing to check.
+    if (!all_known || !any_output_known) continue;
     std::vector<TensorInfo> infos = input_infos(*n);
     InferContext ctx(*n, infos);
     schema.infer(ctx);

@@ -16,6 +16,9 @@ namespace {
 // opt level 0, Shape of a now-static tensor) is capped so it never does real work.
 constexpr int64_t kFoldLimitElements = 1 << 16;
 
+// Longest integer input that can be baked into a plan (a shape vector is far shorter).
+constexpr int64_t kShapeLikeMaxElements = 64;
+
 int device_slot(const Device& d) { return d.is_cpu() ? 0 : 1; }
 
 class PlanBuilder {
@@ -23,11 +26,18 @@ class PlanBuilder {
   PlanBuilder(const Graph& g, const SessionOptions& options, int threads, DeviceContext* dctx)
       : g_(g), options_(options), threads_(threads), dctx_(dctx) {}
 
-  std::unique_ptr<Plan> build(const std::vector<Shape>& input_shapes) {
+  std::unique_ptr<Plan> build(const std::vector<Shape>& input_shapes,
+                              const std::vector<const Tensor*>& input_values) {
     plan_ = std::make_unique<Plan>();
     plan_->device_context = dctx_;
     for (size_t i = 0; i < g_.inputs().size(); ++i) {
       const Value* v = g_.inputs()[i];
+      if (i < input_values.size() && input_values[i]) {
+        plan_->folded.push_back(std::make_unique<Tensor>(input_values[i]->clone()));
+        slot_of_[v] = constant_slot(plan_->folded.back().get(), v->name);
+        continue;
+      }
+      may_need_values_ |= is_shape_like_input(v->dtype, input_shapes[i]);
       Slot s;
       s.kind = Slot::Kind::Input;
       s.dtype = v->dtype;
@@ -125,6 +135,7 @@ class PlanBuilder {
     pctx.threads = threads_;
     for (size_t i = 0; i < pctx.outputs.size(); ++i) {
       const TensorInfo& o = pctx.outputs[i];
+      if (!(o.present && o.shape.is_static()) && may_need_values_) throw NeedsInputValues{};
       check(o.present && o.shape.is_static(), ErrorCode::Unsupported,
             n.describe() + ": the shape of output '" + n.outputs[i]->name +
                 "' depends on data only known while running (" +
@@ -267,9 +278,15 @@ class PlanBuilder {
   std::unique_ptr<Plan> plan_;
   std::map<const Value*, int> slot_of_;
   std::map<std::pair<int, int>, int> mirrors_;
+  bool may_need_values_ = false;  // a shape-like input was left unknown
 };
 
 }  // namespace
+
+bool is_shape_like_input(DType dtype, const Shape& shape) {
+  return (dtype == DType::i64 || dtype == DType::i32) && shape.is_static() &&
+         shape.numel() <= kShapeLikeMaxElements;
+}
 
 // What one run needs that must not be shared with a concurrent run.
 struct ExecContext {
@@ -344,9 +361,10 @@ Plan::~Plan() {
 }
 
 std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input_shapes,
+                                 const std::vector<const Tensor*>& input_values,
                                  const SessionOptions& options, int threads,
                                  DeviceContext* device_context) {
-  return PlanBuilder(g, options, threads, device_context).build(input_shapes);
+  return PlanBuilder(g, options, threads, device_context).build(input_shapes, input_values);
 }
 
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,

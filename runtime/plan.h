@@ -61,8 +61,19 @@ struct Plan {
   std::vector<std::unique_ptr<ExecContext>> pool_;
 };
 
-// Builds the plan of `g` (already optimized) for the given input shapes.
+// Whether a graph input may be baked into a plan as a constant: a small integer tensor, such
+// as the target shape of a Reshape that is a graph input. Plans specialized on such values
+// are cached by value as well as by shape.
+bool is_shape_like_input(DType dtype, const Shape& shape);
+
+// Thrown by build_plan when an output shape depends on the value of a shape-like input that
+// it was not given; the caller retries with the values.
+struct NeedsInputValues {};
+
+// Builds the plan of `g` (already optimized) for the given input shapes. `input_values`
+// (empty, or one entry per input, nullptr where unknown) are baked in as constants.
 std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input_shapes,
+                                 const std::vector<const Tensor*>& input_values,
                                  const SessionOptions& options, int threads,
                                  DeviceContext* device_context);
 

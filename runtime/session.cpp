@@ -2,6 +2,7 @@
 
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "backends/cuda_api.h"
@@ -22,18 +23,56 @@ struct Session::Impl {
   std::vector<std::string> input_names, output_names;
   std::shared_ptr<DeviceContext> device_context;
   mutable std::mutex plans_mutex;
-  mutable std::map<std::vector<std::vector<int64_t>>, std::shared_ptr<Plan>> plans;  // by shapes
+  using ShapeKey = std::vector<std::vector<int64_t>>;
+  mutable std::map<ShapeKey, std::shared_ptr<Plan>> plans;
+  // Shapes for which some output shape depends on the values of shape-like inputs (say, a
+  // Reshape whose target shape is a graph input); their plans are keyed by those values too.
+  mutable std::set<ShapeKey> needs_values;
+  mutable std::map<std::pair<ShapeKey, ShapeKey>, std::shared_ptr<Plan>> value_plans;
+  static constexpr size_t kMaxValuePlans = 64;  // bounds the cache when the values vary a lot
 
-  std::shared_ptr<Plan> plan_for(const std::vector<Shape>& shapes) const {
-    std::vector<std::vector<int64_t>> key;
+  // `inputs` (in graph-input order) may be empty when only the shapes are known.
+  std::shared_ptr<Plan> plan_for(const std::vector<Shape>& shapes,
+                                 const std::vector<const Tensor*>& inputs) const {
+    ShapeKey key;
     for (const Shape& s : shapes) key.push_back(s.dims());
     std::lock_guard<std::mutex> lock(plans_mutex);
-    auto it = plans.find(key);
-    if (it != plans.end()) return it->second;
-    std::shared_ptr<Plan> plan = build_plan(graph, shapes, options, threads, device_context.get());
-    plans[key] = plan;
+    if (auto it = plans.find(key); it != plans.end()) return it->second;
+    if (!needs_values.count(key)) {
+      try {
+        std::shared_ptr<Plan> plan =
+            build_plan(graph, shapes, {}, options, threads, device_context.get());
+        plans[key] = plan;
+        return plan;
+      } catch (const NeedsInputValues&) {
+        needs_values.insert(key);
+      }
+    }
+    check(!inputs.empty(), ErrorCode::Unsupported,
+          "the output shapes of graph '" + graph.name +
+              "' depend on the values of its integer inputs, not only on the input shapes; "
+              "run it to plan it");
+    std::vector<const Tensor*> values(inputs.size(), nullptr);
+    ShapeKey value_key;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!is_shape_like_input(inputs[i]->dtype(), inputs[i]->shape())) continue;
+      values[i] = inputs[i];
+      std::vector<int64_t> v;
+      for (int64_t e = 0; e < inputs[i]->numel(); ++e)
+        v.push_back(inputs[i]->dtype() == DType::i64 ? inputs[i]->data<int64_t>()[e]
+                                                     : inputs[i]->data<int32_t>()[e]);
+      value_key.push_back(std::move(v));
+    }
+    auto vkey = std::make_pair(key, value_key);
+    if (auto it = value_plans.find(vkey); it != value_plans.end()) return it->second;
+    if (value_plans.size() >= kMaxValuePlans) value_plans.clear();  // running plans are shared
+    std::shared_ptr<Plan> plan =
+        build_plan(graph, shapes, values, options, threads, device_context.get());
+    value_plans[vkey] = plan;
     return plan;
   }
+
+  std::vector<const Tensor*> ordered_inputs(const NamedTensors& inputs) const;
 };
 
 namespace {
@@ -71,20 +110,20 @@ Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
-NamedTensors Session::run(const NamedTensors& inputs) const {
-  const Graph& g = impl_->graph;
+// Checks `inputs` against the graph inputs; returns them in graph-input order.
+std::vector<const Tensor*> Session::Impl::ordered_inputs(const NamedTensors& inputs) const {
+  const Graph& g = graph;
   for (const auto& [name, t] : inputs) {
     bool known = false;
-    for (const auto& n : impl_->input_names) known |= (n == name);
+    for (const auto& n : input_names) known |= (n == name);
     if (!known) {
       std::string list;
-      for (const auto& n : impl_->input_names) list += (list.empty() ? "" : ", ") + n;
+      for (const auto& n : input_names) list += (list.empty() ? "" : ", ") + n;
       throw Error(ErrorCode::InvalidArgument,
                   "run: the model has no input named '" + name + "' (inputs: " + list + ")");
     }
   }
   std::vector<const Tensor*> ordered;
-  std::vector<Shape> shapes;
   for (const Value* v : g.inputs()) {
     auto it = inputs.find(v->name);
     check(it != inputs.end(), ErrorCode::InvalidArgument,
@@ -102,9 +141,15 @@ NamedTensors Session::run(const NamedTensors& inputs) const {
           "run: input '" + v->name + "' has shape " + t.shape().to_string() +
               ", the model expects " + v->shape.to_string());
     ordered.push_back(&t);
-    shapes.push_back(t.shape());
   }
-  std::shared_ptr<Plan> plan = impl_->plan_for(shapes);
+  return ordered;
+}
+
+NamedTensors Session::run(const NamedTensors& inputs) const {
+  std::vector<const Tensor*> ordered = impl_->ordered_inputs(inputs);
+  std::vector<Shape> shapes;
+  for (const Tensor* t : ordered) shapes.push_back(t->shape());
+  std::shared_ptr<Plan> plan = impl_->plan_for(shapes, ordered);
 #ifdef _OPENMP
   omp_set_num_threads(impl_->threads);  // this thread's parallel regions (and Eigen's)
 #endif
@@ -135,7 +180,14 @@ PlanStats Session::plan_stats(const std::map<std::string, Shape>& input_shapes) 
           "plan_stats: no shape given for input '" + v->name + "'");
     shapes.push_back(it->second);
   }
-  return impl_->plan_for(shapes)->stats;
+  return impl_->plan_for(shapes, {})->stats;
+}
+
+PlanStats Session::plan_stats(const NamedTensors& inputs) const {
+  std::vector<const Tensor*> ordered = impl_->ordered_inputs(inputs);
+  std::vector<Shape> shapes;
+  for (const Tensor* t : ordered) shapes.push_back(t->shape());
+  return impl_->plan_for(shapes, ordered)->stats;
 }
 
 }  // namespace minfer

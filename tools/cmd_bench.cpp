@@ -73,9 +73,7 @@ int cmd_bench(const Argv& argv) {
     if (!v->is_constant()) inputs[v->name] = random_input(*v, batch, rng);
   const double t_prepare = now_ms();
   Session session(std::move(model.graph), options);
-  std::map<std::string, Shape> shapes;
-  for (const auto& [name, t] : inputs) shapes[name] = t.shape();
-  session.plan_stats(shapes);  // optimize + plan + pack weights: not part of the timed runs
+  session.plan_stats(inputs);  // optimize + plan + pack weights: not part of the timed runs
   const double prepare_ms = now_ms() - t_prepare;
 
   for (int64_t i = 0; i < warmup; ++i) session.run(inputs);

@@ -1,6 +1,7 @@
 // `minfer inspect`: what a model is made of, after the optimization passes it would run with.
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "graph/pass.h"
 #include "tools/commands.h"
@@ -63,7 +64,16 @@ int cmd_inspect(const Argv& argv) {
   std::map<std::string, Shape> batch1;
   for (const Value* v : g.inputs())
     if (!v->is_constant()) batch1[v->name] = concrete_shape(*v, 1);
-  const PlanStats plan = session.plan_stats(batch1);
+  // A model whose shapes depend on input values (a Reshape target given as an input) is
+  // planned when it runs; its arena size is then unknown here.
+  std::optional<PlanStats> plan;
+  try {
+    plan = session.plan_stats(batch1);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::Unsupported ||
+        std::string(e.what()).find("values of its integer inputs") == std::string::npos)
+      throw;
+  }
   const GraphStats st = graph_stats(g);
 
   if (args.has("--json")) {
@@ -102,8 +112,8 @@ int cmd_inspect(const Argv& argv) {
     j.set("parameters", st.params);
     j.set("parameter_bytes", st.param_bytes);
     j.set("macs", st.macs);
-    j.set("arena_bytes", plan.arena_bytes);
-    j.set("naive_bytes", plan.naive_bytes);
+    j.set("arena_bytes", plan ? Json(plan->arena_bytes) : Json());
+    j.set("naive_bytes", plan ? Json(plan->naive_bytes) : Json());
     if (args.has("--passes")) {
       Json passes = Json::array();
       for (const PassReport& r : reports) {
@@ -172,11 +182,15 @@ int cmd_inspect(const Argv& argv) {
   tot.add({"parameters",
            format_count(double(st.params)) + " (" + format_bytes(double(st.param_bytes)) + ")"});
   tot.add({"MACs", format_count(double(st.macs)) + " per image"});
-  std::string saving;
-  if (plan.arena_bytes > 0)
-    saving = ", " + fixed(double(plan.naive_bytes) / double(plan.arena_bytes), 1) + "x less";
-  tot.add({"arena", format_bytes(double(plan.arena_bytes)) + " at batch 1 (naive " +
-                        format_bytes(double(plan.naive_bytes)) + saving + ")"});
+  if (!plan) {
+    tot.add({"arena", "planned at run time (shapes depend on the values of integer inputs)"});
+  } else {
+    std::string saving;
+    if (plan->arena_bytes > 0)
+      saving = ", " + fixed(double(plan->naive_bytes) / double(plan->arena_bytes), 1) + "x less";
+    tot.add({"arena", format_bytes(double(plan->arena_bytes)) + " at batch 1 (naive " +
+                          format_bytes(double(plan->naive_bytes)) + saving + ")"});
+  }
   std::fputs(tot.str("  ", /*header=*/false).c_str(), stdout);
   for (const char* opt : {"--dot", "--dot-optimized"})
     if (args.has(opt)) std::printf("\nDOT graph written to %s\n", args.get(opt).c_str());

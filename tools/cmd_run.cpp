@@ -108,10 +108,8 @@ int cmd_run(const Argv& argv) {
 
   // Planning (shapes, arena, weight packing) happens once per input shape: do it first so
   // that the run time is what every further run of this shape costs.
-  std::map<std::string, Shape> shapes;
-  for (const auto& [name, t] : inputs) shapes[name] = t.shape();
   const double t_plan = now_ms();
-  session.plan_stats(shapes);
+  session.plan_stats(inputs);
   const double plan_ms = now_ms() - t_plan;
 
   const double t_run = now_ms();

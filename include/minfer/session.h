@@ -48,8 +48,11 @@ class Session {
   const Graph& graph() const;  // the optimized graph
   const std::vector<std::string>& input_names() const;
   const std::vector<std::string>& output_names() const;
-  // Plan statistics for the given input shapes (planned on demand if not yet).
+  // Plan statistics for the given input shapes (planned on demand if not yet). A model whose
+  // shapes depend on the values of integer inputs (a Reshape target given as an input) gives
+  // Error(Unsupported) here: plan it from the inputs themselves with the overload below.
   PlanStats plan_stats(const std::map<std::string, Shape>& input_shapes) const;
+  PlanStats plan_stats(const NamedTensors& inputs) const;
   const SessionOptions& options() const;
 
  private:
