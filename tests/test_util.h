@@ -26,7 +26,7 @@ inline std::filesystem::path data_dir() {
 }
 
 // A fresh temporary directory for one test. The process id keeps test processes that
-// CTest runs in parallel out of each other's way.
+// CTest runs in parallel out of each other's way; tests/main.cpp removes them at exit.
 inline std::filesystem::path temp_dir(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() /
            ("minfer_test_" + std::to_string(::getpid()) + "_" + name);

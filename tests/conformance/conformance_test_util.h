@@ -2,11 +2,11 @@
 // running the `minfer` command line.
 #pragma once
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <set>
 
+#include "cli_test_util.h"
 #include "runtime/conformance.h"
 #include "runtime/io_test_util.h"
 
@@ -24,21 +24,7 @@ inline std::filesystem::path generated_opset_cases() {
   return dir;
 }
 
-struct CliResult {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-// Runs `minfer ARGS`.
-inline CliResult cli(const std::string& args) {
-  static int calls = 0;
-  const std::filesystem::path out =
-      temp_dir("conformance_cli_" + std::to_string(getpid()) + "_" + std::to_string(calls++)) /
-      "out";
-  const std::string cmd =
-      std::string("'") + MINFER_CLI_PATH + "' " + args + " >'" + out.string() + "' 2>&1";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_bytes(out)};
-}
+// Runs `minfer ARGS` with stdout and stderr together in `out`.
+inline CliResult cli_merged(const std::string& args) { return cli(args, /*merge_stderr=*/true); }
 
 }  // namespace minfer::test

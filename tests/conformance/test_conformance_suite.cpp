@@ -131,13 +131,13 @@ TEST_CASE("conformance: wrong outputs, broken cases and tolerances are reported"
 TEST_CASE("conformance: minfer conformance prints the counts, --json and exit codes",
           "[conformance][cli]") {
   const std::string root = (test::data_dir() / "onnx-node-tests").string();
-  CliResult r = cli(std::string("conformance '") + root + "' --filter test_conv --threads 1");
+  CliResult r = cli_merged(std::string("conformance '") + root + "' --filter test_conv --threads 1");
   INFO(r.out);
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("pass        test_conv_with_strides_padding") &&
                         Catch::Contains("cases: ") && Catch::Contains(" 0 fail"));
 
-  r = cli(std::string("conformance '") + root + "' --filter _int16 --json");
+  r = cli_merged(std::string("conformance '") + root + "' --filter _int16 --json");
   CHECK(r.code == 0);
   const json::Value j = json::parse(r.out);
   CHECK(j.find("unsupported")->integer >= 3);
@@ -151,14 +151,14 @@ TEST_CASE("conformance: minfer conformance prints the counts, --json and exit co
   fs::copy(fs::path(root) / "test_relu", dir, fs::copy_options::recursive);
   save_tensor_pb(Tensor(DType::f32, Shape{3, 4, 5}),
                  (dir / "test_data_set_0/output_0.pb").string());
-  r = cli(std::string("conformance '") + dir.string() + "' --quiet");
+  r = cli_merged(std::string("conformance '") + dir.string() + "' --quiet");
   CHECK(r.code == 1);
   CHECK_THAT(r.out, Catch::Contains("fail        test_relu") && Catch::Contains("1 fail"));
-  CHECK(cli(std::string("conformance '") + root + "' --filter no_such_case").code == 1);
+  CHECK(cli_merged(std::string("conformance '") + root + "' --filter no_such_case").code == 1);
   // Several folders at once, options between them.
-  r = cli(std::string("conformance '") + root + "/test_relu' --threads 1 '" + root +
+  r = cli_merged(std::string("conformance '") + root + "/test_relu' --threads 1 '" + root +
           "/test_add' --quiet");
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("2 cases: 2 pass"));
-  CHECK(cli("conformance").code == 2);
+  CHECK(cli_merged("conformance").code == 2);
 }

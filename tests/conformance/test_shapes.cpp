@@ -181,30 +181,30 @@ TEST_CASE("shapes: minfer run/bench/inspect --shape NAME=DIMS", "[conformance][c
   write_bytes(model, symbolic_cnn({"N", "2", "H", "W"}).bytes());
   const std::string m = std::string("'") + model + "'";
 
-  CliResult r = cli("bench " + m + " --iterations 1 --threads 1");
+  CliResult r = cli_merged("bench " + m + " --iterations 1 --threads 1");
   CHECK(r.code == 1);
   CHECK_THAT(r.out, Catch::Contains("'x' [N,2,H,W]") && Catch::Contains("--shape NAME=DIMS"));
-  r = cli("bench " + m + " --iterations 1 --threads 1 --shape x=2x2x9x7");
+  r = cli_merged("bench " + m + " --iterations 1 --threads 1 --shape x=2x2x9x7");
   CHECK(r.code == 0);
-  r = cli("inspect " + m + " --summary --shape 1x2x6x6");  // the only input: NAME= left out
+  r = cli_merged("inspect " + m + " --summary --shape 1x2x6x6");  // the only input: NAME= left out
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("[1,2,6,6]") && Catch::Contains("[1,3,1,1]"));
   const std::string x = (dir / "x.pb").string();
   save_tensor_pb(Tensor(DType::f32, Shape{1, 2, 5, 4}), x);
-  r = cli("run " + m + " --input 'x=" + x + "' --shape x=1x2x5x4 --threads 1");
+  r = cli_merged("run " + m + " --input 'x=" + x + "' --shape x=1x2x5x4 --threads 1");
   INFO(r.out);
   CHECK(r.code == 0);
-  r = cli("run " + m + " --input 'x=" + x + "' --shape x=1x2x6x4 --threads 1");
+  r = cli_merged("run " + m + " --input 'x=" + x + "' --shape x=1x2x6x4 --threads 1");
   CHECK(r.code == 1);
   CHECK_THAT(r.out, Catch::Contains("[1,2,5,4]") && Catch::Contains("[1,2,6,4]"));
 
-  r = cli("bench " + m + " --shape x=1x3x8x8");  // the model fixes 2 channels
+  r = cli_merged("bench " + m + " --shape x=1x3x8x8");  // the model fixes 2 channels
   CHECK(r.code == 1);
   CHECK_THAT(r.out, Catch::Contains("dim 1 is fixed at 2"));
-  r = cli("bench " + m + " --shape y=1x2x8x8");
+  r = cli_merged("bench " + m + " --shape y=1x2x8x8");
   CHECK(r.code == 1);
   CHECK_THAT(r.out, Catch::Contains("no input named 'y'"));
-  r = cli("bench " + m + " --shape x=1x2x8x");
+  r = cli_merged("bench " + m + " --shape x=1x2x8x");
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Catch::Contains("--shape"));
 }

@@ -1,42 +1,17 @@
 // `minfer quantize` and `--precision int8` on the command line, run as a separate process.
-#include <sys/wait.h>
-
 #include <fstream>
 #include <sstream>
 
 #include "minfer/calibrate.h"
-#include "test_util.h"
+#include "cli_test_util.h"
 
 using namespace minfer;
+using minfer::test::cli;
+using minfer::test::CliResult;
 
 namespace {
 
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
-CliResult cli(const std::string& args) {
-  static int counter = 0;
-  const auto dir = test::temp_dir("int8_cli_" + std::to_string(counter++));
-  const std::string cmd = quote(MINFER_CLI_PATH) + " " + args + " >" +
-                          quote((dir / "out").string()) + " 2>" + quote((dir / "err").string());
-  const int status = std::system(cmd.c_str());
-  CliResult r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"),
-              slurp(dir / "err")};
-  return r;
-}
-
-std::string data(const std::string& rel) { return quote((test::data_dir() / rel).string()); }
+std::string data(const std::string& rel) { return test::shell_quote((test::data_dir() / rel).string()); }
 
 }  // namespace
 
@@ -47,7 +22,7 @@ TEST_CASE("minfer quantize writes a QDQ model that run and eval use", "[int8][cl
   const std::string cat = data("images/cifar10-png/cifar10_00_3.png");
   CliResult q = cli("quantize cifar-resnet20 --weights " + data("models/resnet20.safetensors") +
                     " --calib " + data("images/cifar10-png") + " --calib-count 12 -o " +
-                    quote(model) + " --table " + quote(table) + " --report");
+                    test::shell_quote(model) + " --table " + test::shell_quote(table) + " --report");
   INFO("stdout: " << q.out << "\nstderr: " << q.err);
   REQUIRE(q.code == 0);
   CHECK(q.out.find("SQNR") != std::string::npos);
@@ -61,12 +36,12 @@ TEST_CASE("minfer quantize writes a QDQ model that run and eval use", "[int8][cl
   CHECK(CalibrationTable::load(table).samples == 12);
 
   // The QDQ file runs on int8 kernels; the table is reused by --precision int8.
-  CliResult r = cli("run " + quote(model) + " --image " + cat);
+  CliResult r = cli("run " + test::shell_quote(model) + " --image " + cat);
   INFO("stderr: " << r.err);
   CHECK(r.code == 0);
   CliResult e = cli("eval cifar-resnet20 --weights " + data("models/resnet20.safetensors") +
                     " --dataset " + data("images/cifar10-jpeg") +
-                    " --limit 20 --precision int8 --calib-table " + quote(table));
+                    " --limit 20 --precision int8 --calib-table " + test::shell_quote(table));
   INFO("stderr: " << e.err);
   CHECK(e.code == 0);
   CHECK(e.out.find("top-1") != std::string::npos);
@@ -74,10 +49,10 @@ TEST_CASE("minfer quantize writes a QDQ model that run and eval use", "[int8][cl
   // Mistakes: int8 eval with nothing to calibrate on; a bad method; no output.
   CHECK(cli("eval cifar-resnet20 --dataset " + data("images/cifar10-jpeg") +
             " --precision int8").code == 2);
-  CHECK(cli("quantize cifar-resnet20 --calib random --method kl -o " + quote(model)).code == 1);
+  CHECK(cli("quantize cifar-resnet20 --calib random --method kl -o " + test::shell_quote(model)).code == 1);
   CHECK(cli("quantize cifar-resnet20 --calib random").code == 2);
   CliResult random = cli("quantize cifar-resnet20 --calib random -o " +
-                         quote((dir / "random.onnx").string()));
+                         test::shell_quote((dir / "random.onnx").string()));
   CHECK(random.code == 0);
   CHECK(random.err.find("RANDOM") != std::string::npos);
 }

@@ -1,45 +1,17 @@
 // The `minfer` command line, run as a separate process: exit codes, stderr messages, and
 // --json output parsed back.
-#include <sys/wait.h>
-
 #include <fstream>
 #include <sstream>
 
 #include "backends/cuda_api.h"
 #include "runtime/json.h"
-#include "test_util.h"
+#include "cli_test_util.h"
 
 using namespace minfer;
+using minfer::test::cli;
+using minfer::test::CliResult;
 
 namespace {
-
-struct CliResult {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream f(p);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
-// Runs `minfer ARGS` with stdout and stderr captured.
-CliResult cli(const std::string& args) {
-  static int counter = 0;
-  const auto dir = test::temp_dir("cli_" + std::to_string(counter++));
-  const std::string cmd = quote(MINFER_CLI_PATH) + " " + args + " >" +
-                          quote((dir / "out").string()) + " 2>" + quote((dir / "err").string());
-  const int status = std::system(cmd.c_str());
-  CliResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(dir / "out");
-  r.err = slurp(dir / "err");
-  return r;
-}
 
 json::Value parse_json(const CliResult& r) {
   INFO("stdout: " << r.out << "\nstderr: " << r.err);
@@ -54,7 +26,7 @@ const json::Value& member(const json::Value& v, const char* key) {
   return *m;
 }
 
-std::string data(const std::string& rel) { return quote((test::data_dir() / rel).string()); }
+std::string data(const std::string& rel) { return test::shell_quote((test::data_dir() / rel).string()); }
 
 const std::string kWeights20 = "models/resnet20.safetensors";
 const std::string kCat = "images/cifar10-png/cifar10_00_3.png";   // label 3, cat
@@ -114,9 +86,9 @@ TEST_CASE("cli: run with --input, --labels and --save-outputs", "[cli]") {
     for (int i = 0; i < 10; ++i) labels << "n0000000" << i << " class number " << i << "\n";
   }
   const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) +
-                          " --input input=" + quote((dir / "x.npy").string()) + " --labels " +
-                          quote((dir / "labels.txt").string()) + " --save-outputs " +
-                          quote((dir / "out").string()) + " --json");
+                          " --input input=" + test::shell_quote((dir / "x.npy").string()) + " --labels " +
+                          test::shell_quote((dir / "labels.txt").string()) + " --save-outputs " +
+                          test::shell_quote((dir / "out").string()) + " --json");
   const json::Value j = parse_json(r);
   const auto& top = member(member(j, "results").array.at(0), "top").array;
   CHECK(member(top.at(0), "label").string == "class number 3");
@@ -131,7 +103,7 @@ TEST_CASE("cli: run an exported ONNX model", "[cli]") {
   save_onnx(build_model("cifar-resnet20", (test::data_dir() / kWeights20).string()), path);
   // ImageNet mean/std are the default, and the 32x32 size comes from the model's input.
   const json::Value j =
-      parse_json(cli("run " + quote(path) + " --image " + data(kCat) + " --json"));
+      parse_json(cli("run " + test::shell_quote(path) + " --image " + data(kCat) + " --json"));
   CHECK(member(member(member(j, "results").array.at(0), "top").array.at(0), "index").integer == 3);
   // --mean/--std/--size belong to ONNX models only.
   const CliResult bad = cli("run cifar-resnet20 --mean 0,0,0 --image " + data(kCat));
@@ -157,7 +129,7 @@ TEST_CASE("cli: ops lists every registered op", "[cli]") {
 TEST_CASE("cli: inspect --json and --dot", "[cli]") {
   const auto dot = test::temp_dir("cli_dot") / "g.dot";
   const json::Value j =
-      parse_json(cli("inspect cifar-resnet20 --opt-level 0 --json --dot " + quote(dot.string())));
+      parse_json(cli("inspect cifar-resnet20 --opt-level 0 --json --dot " + test::shell_quote(dot.string())));
   CHECK(member(j, "parameters").integer == 269722 + 16 * 2 + (16 * 6 + 32 * 6 + 64 * 6) * 2);
   // 3x3 convs at 32x32/16x16/8x8 plus the 64->10 classifier, at batch 1.
   const int64_t macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 + 16 * 16 * 32 * 144 +
@@ -171,7 +143,7 @@ TEST_CASE("cli: inspect --json and --dot", "[cli]") {
   CHECK(member(nodes.at(0), "output_shape").array.at(1).integer == 16);
   CHECK(member(j, "arena_bytes").integer > 0);
   CHECK(member(j, "arena_bytes").integer <= member(j, "naive_bytes").integer);
-  const std::string dot_text = slurp(dot);
+  const std::string dot_text = test::read_text(dot);
   CHECK_THAT(dot_text, Catch::StartsWith("digraph") && Catch::Contains("layer1.0.conv1"));
   const CliResult text = cli("inspect cifar-resnet20 --summary");
   REQUIRE(text.code == 0);
@@ -246,7 +218,7 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
 
 TEST_CASE("cli: demo runs and agrees with the reference", "[cli]") {
   const json::Value j =
-      parse_json(cli("demo --data " + quote(test::data_dir().string()) + " --json"));
+      parse_json(cli("demo --data " + test::shell_quote(test::data_dir().string()) + " --json"));
   const auto& rows = member(j, "rows").array;
   int fp32_rows = 0;
   for (const auto& row : rows) {
@@ -269,7 +241,7 @@ TEST_CASE("cli: demo runs and agrees with the reference", "[cli]") {
 #ifdef MINFER_PLUGIN_PATH
 TEST_CASE("cli: --plugin adds the plugin's ops", "[cli]") {
   const json::Value j =
-      parse_json(cli(std::string("ops --json --plugin ") + quote(MINFER_PLUGIN_PATH)));
+      parse_json(cli(std::string("ops --json --plugin ") + test::shell_quote(MINFER_PLUGIN_PATH)));
   bool found = false;
   for (const auto& op : member(j, "ops").array)
     found |= member(op, "name").string == "Swish" && member(op, "domain").string == "com.example";

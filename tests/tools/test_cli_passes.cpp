@@ -1,42 +1,19 @@
 // `minfer inspect --passes`, `--dot-optimized`, `--disable-pass` and `minfer export`.
-#include <sys/wait.h>
-
 #include <fstream>
 #include <sstream>
 
+#include "cli_test_util.h"
 #include "runtime/json.h"
-#include "test_util.h"
 
 using namespace minfer;
-
-namespace {
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-Result run_cli(const std::string& args, const std::string& name) {
-  const auto dir = test::temp_dir("cli_passes_" + name);
-  const std::string cmd = "'" MINFER_CLI_PATH "' " + args + " >'" + (dir / "out").string() +
-                          "' 2>'" + (dir / "err").string() + "'";
-  const int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream o, e;
-  o << std::ifstream(dir / "out").rdbuf();
-  e << std::ifstream(dir / "err").rdbuf();
-  r.out = o.str();
-  r.err = e.str();
-  return r;
-}
-}  // namespace
+using minfer::test::cli;
+using minfer::test::CliResult;
 
 TEST_CASE("cli: inspect --passes reports each pass by name", "[cli][passes]") {
   const auto dir = test::temp_dir("cli_passes_dot");
   const std::string before = (dir / "before.dot").string(), after = (dir / "after.dot").string();
-  Result r = run_cli("inspect cifar-resnet20 --passes --json --dot '" + before +
-                         "' --dot-optimized '" + after + "'",
-                     "inspect");
+  CliResult r = cli("inspect cifar-resnet20 --passes --json --dot '" + before +
+                    "' --dot-optimized '" + after + "'");
   INFO(r.err);
   REQUIRE(r.code == 0);
   json::Value j = json::parse(r.out);
@@ -58,11 +35,11 @@ TEST_CASE("cli: inspect --passes reports each pass by name", "[cli][passes]") {
 }
 
 TEST_CASE("cli: --disable-pass keeps that pass from running", "[cli][passes]") {
-  Result r = run_cli("inspect cifar-resnet20 --json --disable-pass batchnorm-folding", "disable");
+  CliResult r = cli("inspect cifar-resnet20 --json --disable-pass batchnorm-folding");
   REQUIRE(r.code == 0);
   json::Value j = json::parse(r.out);
   REQUIRE(j.find("op_histogram")->find("BatchNormalization") != nullptr);
-  Result bad = run_cli("inspect cifar-resnet20 --disable-pass no-such-pass", "disable_bad");
+  CliResult bad = cli("inspect cifar-resnet20 --disable-pass no-such-pass");
   REQUIRE(bad.code == 1);
   REQUIRE(bad.err.find("no-such-pass") != std::string::npos);
 }
@@ -71,9 +48,8 @@ TEST_CASE("cli: export writes an ONNX file minfer and onnx.checker accept", "[cl
   const auto dir = test::temp_dir("cli_export");
   for (const char* level : {"0", "2"}) {
     const std::string path = (dir / (std::string("m") + level + ".onnx")).string();
-    Result r = run_cli(std::string("export cifar-resnet20 --opt-level ") + level + " -o '" + path +
-                           "'",
-                       std::string("export") + level);
+    CliResult r = cli(std::string("export cifar-resnet20 --opt-level ") + level + " -o '" + path +
+                      "'");
     INFO(r.err);
     REQUIRE(r.code == 0);
     Graph g = load_onnx(path);
@@ -84,7 +60,7 @@ TEST_CASE("cli: export writes an ONNX file minfer and onnx.checker accept", "[cl
                               path + "' >/dev/null 2>&1";
     if (std::string(level) == "0") REQUIRE(std::system(check.c_str()) == 0);
   }
-  Result missing = run_cli("export cifar-resnet20", "export_missing");
+  CliResult missing = cli("export cifar-resnet20");
   REQUIRE(missing.code == 2);
 }
 
@@ -98,10 +74,8 @@ TEST_CASE("cli: run executes a com.minfer:MaxSumDiv3 ONNX model on an .npy input
   // Brute force over all subsets: row 0 takes 3+6+1+8 = 18; row 1 takes 2+7 = 9.
   save_npy(Tensor::from_vector<int32_t>({3, 6, 1, 8, -4, 4, -5, 2, 7, 0}, Shape{2, 5}),
            (dir / "x.npy").string());
-  Result r = run_cli("run '" + (dir / "msd3.onnx").string() + "' --input X='" +
-                         (dir / "x.npy").string() + "' --save-outputs '" + (dir / "out").string() +
-                         "'",
-                     "msd3");
+  CliResult r = cli("run '" + (dir / "msd3.onnx").string() + "' --input X='" +
+                    (dir / "x.npy").string() + "' --save-outputs '" + (dir / "out").string() + "'");
   INFO(r.out << r.err);
   REQUIRE(r.code == 0);
   Tensor y = load_npy((dir / "out" / "msd3.npy").string());
