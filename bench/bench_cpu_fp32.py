@@ -9,43 +9,12 @@ with all graph optimizations on and the same thread count; minfer runs its own b
 through `minfer bench`. Prints median latencies and the ratio minfer / ORT (below 1 = faster).
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
-import numpy as np
-import onnxruntime as ort
-
-
-def minfer_latency(exe, model, batch, threads, iterations, opt_level):
-    cmd = [exe, "bench", model, "--batch", str(batch), "--threads", str(threads),
-           "--warmup", "3", "--iterations", str(iterations), "--opt-level", str(opt_level),
-           "--json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["latency_ms"]["p50"]
-
-
-def ort_latency(path, batch, threads, iterations):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    inp = sess.get_inputs()[0]
-    size = 32 if "cifar" in path else 224
-    x = np.random.default_rng(0).standard_normal((batch, 3, size, size), dtype=np.float32)
-    for _ in range(3):
-        sess.run(None, {inp.name: x})
-    times = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        sess.run(None, {inp.name: x})
-        times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+from bench_common import minfer_latency, ort_latency
 
 
 def main():
@@ -70,7 +39,7 @@ def main():
                 t_ort = ort_latency(path, batch, threads, args.iterations)
                 for opt in map(int, args.opt_levels.split(",")):
                     t_minfer = minfer_latency(args.minfer, model, batch, threads,
-                                              args.iterations, opt)
+                                              args.iterations, ["--opt-level", str(opt)])
                     print(f"{model:<10} {batch:>5} {threads:>3} {opt:>3} {t_minfer:>10.2f} "
                           f"{t_ort:>9.2f} {t_minfer / t_ort:>10.2f}", flush=True)
 

@@ -15,49 +15,17 @@ faster). --isas runs minfer int8 once per listed path (avx2, avxvnni, avx512vnni
 the fastest the CPU has) through MINFER_INT8_ISA. Also prints the weight size fp32 -> int8.
 """
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
-import time
 
-import numpy as np
 import onnxruntime as ort
+from bench_common import minfer_latency, ort_latency
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CALIB = os.path.join(HERE, "..", "..", "shared", "data", "images", "imagenet")
-
-
-def minfer_latency(exe, model, batch, threads, iterations, isa=None):
-    env = dict(os.environ)
-    if isa and isa != "auto":
-        env["MINFER_INT8_ISA"] = isa
-    cmd = [exe, "bench", model, "--batch", str(batch), "--threads", str(threads),
-           "--warmup", "3", "--iterations", str(iterations), "--json"]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
-    return json.loads(out)["latency_ms"]["p50"]
-
-
-def ort_latency(path, batch, threads, iterations):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    inp = sess.get_inputs()[0]
-    size = 32 if "cifar" in os.path.basename(path) else 224
-    x = np.random.default_rng(0).standard_normal((batch, 3, size, size), dtype=np.float32)
-    for _ in range(3):
-        sess.run(None, {inp.name: x})
-    times = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        sess.run(None, {inp.name: x})
-        times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
 
 
 def quantize(exe, model, calib, out):
@@ -93,7 +61,11 @@ def main():
                 t_fp32 = minfer_latency(args.minfer, model, batch, threads, args.iterations)
                 t_ort = ort_latency(path, batch, threads, args.iterations)
                 for isa in args.isas.split(","):
-                    t_int8 = minfer_latency(args.minfer, path, batch, threads, args.iterations, isa)
+                    env = dict(os.environ)
+                    if isa != "auto":
+                        env["MINFER_INT8_ISA"] = isa
+                    t_int8 = minfer_latency(args.minfer, path, batch, threads, args.iterations,
+                                            env=env)
                     print(f"{model:<10} {batch:>5} {threads:>3} {isa:>10} {t_fp32:>9.2f} "
                           f"{t_int8:>9.2f} {t_ort:>11.2f} {t_fp32 / t_int8:>8.2f}x "
                           f"{t_ort / t_int8:>7.2f}x", flush=True)

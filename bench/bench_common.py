@@ -1,0 +1,38 @@
+"""Timing shared by the CPU benchmark scripts: minfer's `bench --json` and ONNX Runtime on the
+same model, batch and thread count, both reporting the median latency in milliseconds."""
+import json
+import os
+import subprocess
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+
+def minfer_latency(exe, model, batch, threads, iterations, extra_args=(), env=None):
+    """Median ms of `minfer bench MODEL` after 3 warm-up runs."""
+    cmd = [exe, "bench", model, "--batch", str(batch), "--threads", str(threads),
+           "--warmup", "3", "--iterations", str(iterations), "--json", *extra_args]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return json.loads(out)["latency_ms"]["p50"]
+
+
+def ort_latency(path, batch, threads, iterations):
+    """Median ms of ONNX Runtime (CPU, all graph optimizations, `threads` intra-op threads)."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    inp = sess.get_inputs()[0]
+    size = 32 if "cifar" in os.path.basename(path) else 224
+    x = np.random.default_rng(0).standard_normal((batch, 3, size, size), dtype=np.float32)
+    for _ in range(3):
+        sess.run(None, {inp.name: x})
+    times = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        sess.run(None, {inp.name: x})
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
