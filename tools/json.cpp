@@ -2,7 +2,8 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
+
+#include "runtime/json.h"
 
 namespace minfer::cli {
 
@@ -19,38 +20,6 @@ Json& Json::set(const std::string& key, Json v) {
     }
   members_.emplace_back(key, std::move(v));
   return *this;
-}
-
-std::string json_quote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 bool Json::all_scalars() const {
@@ -92,7 +61,7 @@ void Json::write(std::string& out, int indent, int depth) const {
       break;
     }
     case Kind::String:
-      out += json_quote(string_);
+      out += json::quote(string_);
       break;
     case Kind::Array:
       if (items_.empty()) {
@@ -125,7 +94,7 @@ void Json::write(std::string& out, int indent, int depth) const {
       for (size_t i = 0; i < members_.size(); ++i) {
         if (i) out += ',';
         newline(depth + 1);
-        out += json_quote(members_[i].first);
+        out += json::quote(members_[i].first);
         out += indent < 0 ? ":" : ": ";
         members_[i].second.write(out, indent, depth + 1);
       }

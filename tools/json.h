@@ -1,5 +1,6 @@
 // A tiny JSON value for --json output: built in code, printed once. Objects keep insertion
-// order so the output reads in the same order as the human-readable form.
+// order so the output reads in the same order as the human-readable form. Strings are
+// escaped by runtime/json.h, which also has the parser that the tests read this output with.
 #pragma once
 
 #include <cstdint>
@@ -61,8 +62,5 @@ class Json {
   std::vector<Json> items_;
   std::vector<std::pair<std::string, Json>> members_;
 };
-
-// "\"...\"" with JSON escapes.
-std::string json_quote(const std::string& s);
 
 }  // namespace minfer::cli
