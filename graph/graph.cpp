@@ -325,10 +325,12 @@ void Graph::infer_shapes() {
       if (!v) continue;
       inputs_known &= v->shape_known;
       // An integer tensor computed at run time is usually shape arithmetic (PyTorch's
-      // exporter emits Shape->Gather->Concat->Reshape), and an integer graph input may be a
-      // target shape: its value is known once the inputs are, so the plan resolves it; until
-      // then the outputs stay unknown.
-      shape_data_pending |= !v->is_constant() && (v->dtype == DType::i64 || v->dtype == DType::i32);
+      // exporter emits Shape->Gather->Concat->Reshape), and an integer graph input of unknown
+      // length may be a target shape: its value is known once the inputs are, so the plan
+      // resolves it; until then the outputs stay unknown.
+      const bool integer = v->dtype == DType::i64 || v->dtype == DType::i32;
+      shape_data_pending |=
+          integer && !v->is_constant() && (v->producer || !v->shape.is_static());
     }
     if (!inputs_known) {
       mark_unknown();
