@@ -1,5 +1,5 @@
 // `minfer demo`: the out-of-the-box tour. Builds ResNet-18 and CIFAR ResNet-20, runs them on
-// every available device and precision, and checks each run against minfer's reference
+// every available device in fp32 and int8, and checks each run against minfer's reference
 // kernels (and, with --data, against the published logits of the real ResNet-20).
 #include <algorithm>
 #include <cmath>
@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "backends/cuda_api.h"
+#include "minfer/calibrate.h"
 #include "minfer/image.h"
 #include "minfer/models.h"
 #include "models/reference_eval.h"
@@ -32,6 +33,14 @@ struct DemoModel {
   std::string weights;             // "" = seeded
   Tensor input;                    // [B,3,H,W]
   std::vector<std::string> files;  // the images behind `input`, when real
+  std::vector<Tensor> calibration;  // int8 calibration samples, other images than `input`
+};
+
+// How int8 compares with the fp32 reference on the same inputs.
+struct Int8Check {
+  std::string model;
+  int64_t images = 0, top1_agree = 0, calibration_samples = 0;
+  double max_diff = 0;
 };
 
 struct Row {
@@ -95,6 +104,28 @@ void compare(const Tensor& got, const Tensor& want, Row& r) {
   }
 }
 
+// Images in a list of [N,3,H,W] tensors.
+int64_t count_samples(const std::vector<Tensor>& batches) {
+  int64_t n = 0;
+  for (const Tensor& t : batches) n += t.dim(0);
+  return n;
+}
+
+// `m` calibrated on its calibration samples, quantized and folded into int8 kernels.
+Session int8_session(const DemoModel& m, int threads) {
+  CalibrationOptions co;
+  co.threads = threads;
+  co.progress = false;
+  Calibrator calibrator(build_model(m.name, m.weights), co);
+  calibrator.add_all(m.calibration);
+  Graph g = build_model(m.name, m.weights);
+  quantize_graph(g, calibrator.table(CalibrationMethod::percentile));
+  SessionOptions opts;
+  opts.threads = threads;
+  opts.precision = Precision::int8;
+  return Session(std::move(g), opts);
+}
+
 // The 20 CIFAR-10 PNGs and the reference logits of the real ResNet-20 (one line per image:
 // "file argmax l0 .. l9").
 struct ReferenceLogits {
@@ -129,13 +160,16 @@ ReferenceLogits read_reference_logits(const fs::path& path) {
 int cmd_demo(const Argv& argv) {
   ArgParser parser("demo", "[--data DIR] [--threads N] [--json]",
                    "Builds ResNet-18 (ImageNet) and ResNet-20 (CIFAR-10) in code, runs them on\n"
-                   "every available device and precision, and prints latency, throughput and the\n"
-                   "agreement with minfer's reference kernels (max |difference| of the logits and\n"
-                   "how many top-1 classes match). Needs no files: the weights are seeded.");
+                   "every available device in fp32 and in int8 (calibrated, quantized and folded\n"
+                   "into int8 kernels), and prints latency, throughput and the agreement with\n"
+                   "minfer's reference kernels (max |difference| of the logits and how many top-1\n"
+                   "classes match; int8 must match its reference bit for bit), and int8's\n"
+                   "agreement with fp32. Needs no files: the weights are seeded.");
   parser.option("--data", "DIR",
                 "a folder laid out like minfer's test data; ResNet-20 then runs with\n"
                 "DIR/models/resnet20.safetensors on DIR/images/cifar10-png and is\n"
-                "checked against DIR/models/resnet20.cifar10-png.logits.txt");
+                "checked against DIR/models/resnet20.cifar10-png.logits.txt; int8 is\n"
+                "calibrated on 100 images of DIR/images/cifar10-jpeg");
   parser.option("--threads", "N", "CPU threads (default 0 = all cores)");
   parser.flag("--json", "print one JSON object on stdout instead of text");
   const Args args = parser.parse(argv);
@@ -151,7 +185,7 @@ int cmd_demo(const Argv& argv) {
   std::vector<DemoModel> models;
   // ResNet-18 is checked at batch 1 only: the reference kernels are deliberately naive
   // (~2 GMAC per image takes seconds), and the demo must stay well under a minute.
-  models.push_back({"resnet18", "", random_images(1, 224, 18), {}});
+  models.push_back({"resnet18", "", random_images(1, 224, 18), {}, {random_images(8, 224, 118)}});
   ReferenceLogits ref_logits;
   if (args.has("--data")) {
     const fs::path dir = args.get("--data");
@@ -170,9 +204,15 @@ int cmd_demo(const Argv& argv) {
       batch.push_back(load_image(m.files.back(), pre));
     }
     m.input = stack_batch(batch);
+    // Calibrated on other images than the ones it is checked on.
+    const fs::path calibration_images = dir / "images" / "cifar10-jpeg";
+    check(fs::is_directory(calibration_images), ErrorCode::InvalidArgument,
+          "--data: '" + calibration_images.string() + "' does not exist");
+    m.calibration = load_calibration_samples({calibration_images.string()}, pre, 100);
     models.push_back(std::move(m));
   } else {
-    models.push_back({"cifar-resnet20", "", random_images(8, 32, 20), {}});
+    models.push_back(
+        {"cifar-resnet20", "", random_images(8, 32, 20), {}, {random_images(32, 32, 120)}});
   }
 
   // --- devices ---
@@ -187,6 +227,7 @@ int cmd_demo(const Argv& argv) {
                 has_cuda ? " · cuda:0" : " · CUDA not available (no GPU, or built without CUDA)");
 
   std::vector<Row> rows;
+  std::vector<Int8Check> int8_checks;
   Json file_check = Json();
   std::string file_check_text;
   for (const DemoModel& m : models) {
@@ -241,9 +282,34 @@ int cmd_demo(const Argv& argv) {
                       m.name.c_str(), weights_text.c_str(), n, max_diff, agree, n);
         file_check_text = buf;
       }
-      Row int8{m.name, weights_text, device.to_string(), "int8", 0};
-      int8.available = false;
-      rows.push_back(int8);
+      if (!device.is_cpu()) {  // the int8 kernels are CPU kernels
+        Row int8{m.name, weights_text, device.to_string(), "int8", 0};
+        int8.available = false;
+        rows.push_back(int8);
+        continue;
+      }
+      if (!json) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "  %s: calibrating on %lld samples, quantizing to int8...\n",
+                     m.name.c_str(), static_cast<long long>(count_samples(m.calibration)));
+      }
+      const Session s8 = int8_session(m, threads);
+      // The oracle: the same folded int8 graph, node by node on the reference kernels, which
+      // the int8 kernels must match bit for bit.
+      const Tensor int8_reference =
+          reference_eval(s8.graph(), {{"input", m.input}}).at("logits");
+      for (int64_t batch : batches) {
+        Row r{m.name, weights_text, device.to_string(), "int8", batch};
+        const Tensor x = batch == full ? m.input : slice_batch(m.input, 0, batch);
+        compare(s8.run({{"input", x}}).at("logits"), int8_reference, r);
+        r.latency_ms = time_runs(s8, "input", x);
+        r.throughput = double(batch) * 1000.0 / r.latency_ms;
+        rows.push_back(r);
+      }
+      Row vs_fp32;
+      compare(s8.run({{"input", m.input}}).at("logits"), reference, vs_fp32);
+      int8_checks.push_back(
+          {m.name, full, vs_fp32.argmax_agree, count_samples(m.calibration), vs_fp32.max_diff});
     }
   }
   const double total_s = (now_ms() - t_start) / 1000;
@@ -271,6 +337,15 @@ int cmd_demo(const Argv& argv) {
     for (const Device& d : devices) devs.push(d.to_string());
     j.set("devices", devs).set("threads", cpu_threads).set("rows", list);
     if (file_check.kind() != Json::Kind::Null) j.set("reference_logits", file_check);
+    Json checks = Json::array();
+    for (const Int8Check& c : int8_checks)
+      checks.push(Json::object()
+                      .set("model", c.model)
+                      .set("calibration_samples", c.calibration_samples)
+                      .set("images", c.images)
+                      .set("top1_agree_with_fp32", c.top1_agree)
+                      .set("max_abs_diff_vs_fp32", c.max_diff));
+    j.set("int8_vs_fp32", checks);
     j.set("seconds", total_s);
     std::printf("%s\n", j.dump().c_str());
     return 0;
@@ -281,7 +356,7 @@ int cmd_demo(const Argv& argv) {
   for (const Row& r : rows) {
     if (!r.available) {
       t.add_span({r.model, r.weights, r.device, r.precision},
-                 "not in the demo yet: minfer eval MODEL --precision int8 --calib DIR");
+                 "runs on the CPU: minfer has no CUDA int8 kernels yet");
       continue;
     }
     char diff[32];
@@ -291,7 +366,14 @@ int cmd_demo(const Argv& argv) {
            std::to_string(r.argmax_agree) + "/" + std::to_string(r.batch)});
   }
   std::printf("\n%s", t.str().c_str());
-  std::printf("\nref = the same graph evaluated node by node with minfer's reference kernels\n");
+  std::printf("\nref = the same graph evaluated node by node with minfer's reference kernels\n"
+              "      (for int8: the folded int8 graph, which the int8 kernels match bit for bit)\n");
+  for (const Int8Check& c : int8_checks)
+    std::printf("%s int8 (calibrated on %lld other samples) vs fp32: top-1 %lld/%lld, "
+                "max |diff| %.2e\n",
+                c.model.c_str(), static_cast<long long>(c.calibration_samples),
+                static_cast<long long>(c.top1_agree), static_cast<long long>(c.images),
+                c.max_diff);
   if (!file_check_text.empty()) std::printf("%s\n", file_check_text.c_str());
   std::printf("done in %s\n", format_ms(total_s * 1000).c_str());
   return 0;
