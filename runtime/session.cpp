@@ -7,6 +7,7 @@
 
 #include "backends/cuda_api.h"
 #include "graph/pass.h"
+#include "minfer/calibrate.h"
 #include "minfer/onnx.h"
 #include "runtime/plan.h"
 
@@ -94,6 +95,15 @@ Session::Session(Graph graph, SessionOptions options) : impl_(std::make_unique<I
   if (!options.device.is_cpu()) impl_->device_context = cuda::create_context(options.device.index);
   check(!graph.outputs().empty(), ErrorCode::InvalidModel,
         "graph '" + graph.name + "' has no outputs");
+  if (options.precision == Precision::int8) {
+    check(is_quantized(graph), ErrorCode::InvalidArgument,
+          "precision int8: graph '" + graph.name +
+              "' is not quantized; calibrate it and run quantize_graph first (minfer/calibrate.h)");
+    check(options.optimization_level >= 2, ErrorCode::InvalidArgument,
+          "precision int8 needs optimization level 2 or more (the level that folds "
+          "QuantizeLinear/DequantizeLinear into int8 kernels), got " +
+              std::to_string(options.optimization_level));
+  }
   graph.infer_shapes();
   optimize(graph, options);
   verify(graph);

@@ -19,14 +19,6 @@ void add_int8_options(ArgParser& p) {
   p.option("--calib-table", "F", "calibration table: read if it exists (no --calib), else written");
 }
 
-bool is_quantized(const Graph& g) {
-  for (const Node* n : g.nodes())
-    if (n->op_type == "QuantizeLinear" || n->op_type == "DequantizeLinear" ||
-        (n->domain == kMinferDomain && n->op_type.size() > 1 && n->op_type[0] == 'Q'))
-      return true;
-  return false;
-}
-
 namespace {
 
 std::vector<std::string> split_commas(const std::vector<std::string>& specs) {

@@ -14,7 +14,6 @@ namespace minfer::cli {
 void add_int8_options(ArgParser& p);
 
 // True when the graph already holds QuantizeLinear/DequantizeLinear or int8 ops.
-bool is_quantized(const Graph& g);
 
 // Sample inputs for calibration: each spec is a folder, image/.npy/.pb files (comma-separated
 // lists allowed), or "random" (Gaussian inputs of the model's shape, with a loud warning).

@@ -5,9 +5,18 @@
 #include "graph/passes/passes.h"
 #include "graph/passes/quantize.h"
 #include "graph/passes/rewrite.h"
+#include "minfer/registry.h"
 #include "ops/op_util.h"
 
 namespace minfer {
+
+bool is_quantized(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (n->op_type == "QuantizeLinear" || n->op_type == "DequantizeLinear" ||
+        (n->domain == kMinferDomain && n->op_type.size() > 1 && n->op_type[0] == 'Q'))
+      return true;
+  return false;
+}
 
 Graph clone_graph(const Graph& src) {
   Graph g;

@@ -104,6 +104,10 @@ void quantize_graph(Graph& g, const CalibrationTable& table, const QuantizeOptio
 // constants folded, BatchNorm folded into Conv/Gemm, Conv + per-channel Add as a bias.
 void prepare_for_quantization(Graph& g);
 
+// Whether `g` holds QuantizeLinear/DequantizeLinear or minfer's int8 ops (a QDQ model from
+// quantize_graph or another tool, or one already folded).
+bool is_quantized(const Graph& g);
+
 // A deep copy of a graph (constants share their buffers, which passes never write).
 Graph clone_graph(const Graph& g);
 

@@ -188,3 +188,39 @@ TEST_CASE("uint8 activations (as ONNX Runtime writes them) fold like int8 ones",
   const Tensor x = random_images(1, 32, 7)[0];
   require_equal(b.run_one(x), a.run_one(x));
 }
+
+TEST_CASE("SessionOptions::precision int8 runs quantized graphs and refuses fp32 ones",
+          "[int8][errors]") {
+  Graph fp32 = build_model("cifar-resnet20", "", 3);
+  REQUIRE_FALSE(is_quantized(fp32));
+  SessionOptions opts;
+  opts.precision = Precision::int8;
+  try {
+    Session s(clone_graph(fp32), opts);
+    FAIL("an fp32 graph ran as int8");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::InvalidArgument);
+    CHECK_THAT(e.what(), Catch::Contains("not quantized") && Catch::Contains("quantize_graph"));
+  }
+
+  Calibrator cal(fp32, quiet());
+  cal.add_all(random_images(4, 32, 5));
+  Graph qdq = clone_graph(fp32);
+  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  REQUIRE(is_quantized(qdq));
+  Session int8(clone_graph(qdq), opts);
+  CHECK(op_counts(int8.graph())["QConv"] == 19);
+  CHECK(is_quantized(int8.graph()));
+  // The same graph with the default precision runs the same int8 kernels: identical outputs.
+  Session plain(clone_graph(qdq));
+  const Tensor x = random_images(1, 32, 6)[0];
+  require_equal(int8.run_one(x), plain.run_one(x));
+
+  opts.optimization_level = 1;  // below the level that folds Q/DQ into int8 kernels
+  try {
+    Session s(clone_graph(qdq), opts);
+    FAIL("int8 accepted at a level that cannot fold");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("optimization level 2"));
+  }
+}
