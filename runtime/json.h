@@ -28,7 +28,23 @@ struct Value {
   bool is_object() const { return type == Type::Object; }
   // The member named `key` of an object, or null if absent (or not an object).
   const Value* find(std::string_view key) const;
+
+  // Declared here, defined once Value is complete: `object` holds pairs of Value, which
+  // libstdc++'s pair traits need complete (clang rejects the implicit members otherwise).
+  Value();
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
 };
+
+inline Value::Value() = default;
+inline Value::Value(const Value&) = default;
+inline Value::Value(Value&&) noexcept = default;
+inline Value& Value::operator=(const Value&) = default;
+inline Value& Value::operator=(Value&&) noexcept = default;
+inline Value::~Value() = default;
 
 const char* type_name(Value::Type t);  // "object", "string", ...
 

@@ -6,10 +6,24 @@
 
 #include "minfer/error.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 namespace minfer::cpu {
 
 namespace {
 std::atomic<int> g_forced{-1};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// AVX-VNNI is CPUID leaf 7, subleaf 1, EAX bit 4. Read it directly: clang 16 and older do not
+// know the name "avxvnni" in __builtin_cpu_supports.
+bool cpuid_avx_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax >> 4) & 1u;
+}
+#endif
 
 bool cpu_has(Int8Isa isa) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -19,7 +33,7 @@ bool cpu_has(Int8Isa isa) {
     case Int8Isa::avx2:
       return avx2;
     case Int8Isa::avx_vnni:
-      return avx2 && __builtin_cpu_supports("avxvnni");
+      return avx2 && cpuid_avx_vnni();
     case Int8Isa::avx512_vnni:
       return avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
