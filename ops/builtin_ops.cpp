@@ -94,6 +94,10 @@ void register_builtin_ops(OpRegistry& registry) {
   register_shape_ops(registry);
   register_concat_gather_ops(registry);
   register_slice_pad_ops(registry);
+  register_compare_where_ops(registry);
+  register_reduce_ops(registry);
+  register_cast_ops(registry);
+  register_integer_ops(registry);
 }
 
 }  // namespace minfer

@@ -23,5 +23,9 @@ void register_shape_ops(OpRegistry& registry);  // Flatten, Reshape, Transpose, 
                                                 // Unsqueeze
 void register_concat_gather_ops(OpRegistry& registry);  // Concat, Gather
 void register_slice_pad_ops(OpRegistry& registry);      // Slice, Pad
+void register_compare_where_ops(OpRegistry& registry);  // Less, Greater, Equal, Where
+void register_reduce_ops(OpRegistry& registry);  // ReduceMax, ReduceMin, ReduceSum, ReduceMean
+void register_cast_ops(OpRegistry& registry);     // Cast, CastLike
+void register_integer_ops(OpRegistry& registry);  // {Conv,MatMul}Integer, DynamicQuantizeLinear
 
 }  // namespace minfer

@@ -1,4 +1,5 @@
-// Elementwise ops: Relu, Sigmoid, Clip (unary) and Add, Sub, Mul, Div (numpy broadcasting).
+// Elementwise ops: Relu, Sigmoid, Exp, Clip (unary), Add, Sub, Mul, Div (numpy broadcasting)
+// and the variadic Max, Min.
 #include <cmath>
 #include <limits>
 
@@ -55,6 +56,14 @@ std::vector<Tensor> sigmoid_reference(const Node&, const std::vector<Tensor>& in
   float* p = y.data<float>();
   for (int64_t i = 0; i < y.numel(); ++i)
     p[i] = static_cast<float>(1.0 / (1.0 + std::exp(-double(x[i]))));
+  return {y};
+}
+
+std::vector<Tensor> exp_reference(const Node&, const std::vector<Tensor>& in) {
+  Tensor y(DType::f32, in[0].shape());
+  const float* x = in[0].data<float>();
+  float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) p[i] = static_cast<float>(std::exp(double(x[i])));
   return {y};
 }
 
@@ -158,6 +167,59 @@ std::vector<Tensor> binary_reference(const Node& node, const std::vector<Tensor>
   });
 }
 
+// ---- variadic: Max, Min -------------------------------------------------------------------
+// Opset 8 added broadcasting and opset 12 the integer types; both are accepted at any opset
+// (a superset of the older forms).
+
+void infer_variadic(InferContext& ctx) {
+  require_dtype(ctx, 0, kNumericTypes);
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    require_same_dtype(ctx, 0, i);
+    shapes.push_back(ctx.input_shape(i));
+  }
+  ctx.set_output(0, ctx.input_dtype(0), broadcast_shapes(ctx.node(), shapes));
+}
+
+template <bool kMax>
+std::vector<Tensor> variadic_reference(const Node& node, const std::vector<Tensor>& in) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : in) shapes.push_back(t.shape());
+  Shape out = broadcast_shapes(node, shapes);
+  std::vector<std::vector<int64_t>> st;
+  for (const Tensor& t : in) st.push_back(broadcast_strides(t.shape(), out));
+  return dispatch_numeric(node, in[0].dtype(), [&](auto zero) {
+    using T = decltype(zero);
+    Tensor y(in[0].dtype(), out);
+    std::vector<const T*> ptrs;
+    for (const Tensor& t : in) ptrs.push_back(t.data<T>());
+    T* yp = y.data<T>();
+    for_each_broadcast(out, st, [&](int64_t i, const std::vector<int64_t>& off) {
+      T m = ptrs[0][off[0]];
+      for (size_t k = 1; k < ptrs.size(); ++k) {
+        const T v = ptrs[k][off[k]];
+        // A NaN anywhere gives NaN, as numpy.maximum/minimum: once m is NaN it stays, and a
+        // NaN v is taken because no comparison with it holds.
+        if constexpr (std::is_floating_point_v<T>)
+          if (std::isnan(m)) break;
+        if (kMax ? !(v <= m) : !(v >= m)) m = v;
+      }
+      yp[i] = m;
+    });
+    return std::vector<Tensor>{y};
+  });
+}
+
+void add_variadic(OpRegistry& r, const char* name, const char* doc, ReferenceFn ref) {
+  OpSchema s;
+  s.name = name;
+  s.doc = doc;
+  s.max_inputs = 1 << 20;
+  s.infer = infer_variadic;
+  s.reference = std::move(ref);
+  add_builtin_op(r, std::move(s));
+}
+
 void add_unary(OpRegistry& r, const char* name, const char* doc, std::vector<DType> types,
                ReferenceFn ref) {
   OpSchema s;
@@ -186,6 +248,7 @@ void add_binary(OpRegistry& r, const char* name, const char* doc, ReferenceFn re
 void register_elementwise_ops(OpRegistry& r) {
   add_unary(r, "Relu", "max(x, 0)", kNumericTypes, relu_reference);
   add_unary(r, "Sigmoid", "1 / (1 + exp(-x))", {DType::f32}, sigmoid_reference);
+  add_unary(r, "Exp", "e^x", {DType::f32}, exp_reference);
 
   OpSchema clip;
   clip.name = "Clip";
@@ -201,6 +264,10 @@ void register_elementwise_ops(OpRegistry& r) {
   add_binary(r, "Mul", "a * b with numpy broadcasting", binary_reference<BinaryOp::Mul>);
   add_binary(r, "Div", "a / b with numpy broadcasting (integers truncate)",
              binary_reference<BinaryOp::Div>);
+  add_variadic(r, "Max", "elementwise max of 1 or more inputs with numpy broadcasting",
+               variadic_reference<true>);
+  add_variadic(r, "Min", "elementwise min of 1 or more inputs with numpy broadcasting",
+               variadic_reference<false>);
 }
 
 }  // namespace minfer

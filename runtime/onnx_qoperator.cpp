@@ -1,8 +1,12 @@
 #include "runtime/onnx_qoperator.h"
 
+#include "minfer/registry.h"
+
 namespace minfer::detail {
 
 namespace {
+
+constexpr int64_t kOnnxFloat = 1;  // TensorProto.FLOAT, Cast's `to`
 
 class Expander {
  public:
@@ -54,13 +58,34 @@ class Expander {
         ->outputs[0];
   }
 
+  // The scale as float32. QLinearMatMul allows float16 scales from opset 21; a Cast to float
+  // keeps the float op in float32 and the arithmetic that of a float32 scale (the widening is
+  // exact). A constant scale is converted here, with Cast's own reference kernel, so that the
+  // int8 folding sees float32 parameters as usual. A scale computed by another node has no
+  // dtype yet at import: it passes through, and shape inference checks it.
+  Value* float32_scale(Value* scale, const std::string& what) {
+    if (!scale || scale->dtype != DType::f16 || !(scale->is_constant() || scale->is_graph_input))
+      return scale;
+    Attributes a;
+    a.set("to", kOnnxFloat);
+    if (!scale->is_constant()) return add("Cast", "cast_" + what + "_scale", {scale}, a);
+    Node cast;  // evaluated here, never added to the graph
+    Value out;
+    cast.name = base_ + "/cast_" + what + "_scale";
+    cast.op_type = "Cast";
+    cast.attrs = a;
+    cast.outputs = {&out};
+    Tensor t = OpRegistry::global().get_op("", "Cast").reference(cast, {*scale->constant}).at(0);
+    return g_.add_constant(fresh_(base_ + "/" + what + "_scale_f32"), std::move(t));
+  }
+
   // DequantizeLinear(x, scale, zero_point), on `axis` when the scale has several values.
   Value* dq(Value* x, Value* scale, Value* zero_point, int64_t axis, const std::string& what) {
     const Shape& s = scale->shape;
     const bool one = s.rank() == 0 || (s.rank() == 1 && s[0] == 1);
     Attributes a;
     a.set("axis", one ? int64_t{0} : axis);  // 0 is valid for any x of rank >= 1
-    return add("DequantizeLinear", "dq_" + what, {x, scale, zero_point}, a);
+    return add("DequantizeLinear", "dq_" + what, {x, float32_scale(scale, what), zero_point}, a);
   }
 
   // The float op under the node's own name, writing `out` (a fresh name unless it is the
@@ -72,8 +97,8 @@ class Expander {
                                  std::move(inputs), {out}, std::move(attrs))
                    ->outputs[0];
     if (!y_scale) return;
-    g_.add_node_named("QuantizeLinear", base_ + "/q_y", {y, y_scale, y_zero_point},
-                      {n_.outputs[0]});
+    g_.add_node_named("QuantizeLinear", base_ + "/q_y",
+                      {y, float32_scale(y_scale, "y"), y_zero_point}, {n_.outputs[0]});
   }
 
   // The int32 bias B, at scale x_scale * w_scale (per output channel), zero point 0.
