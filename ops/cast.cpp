@@ -3,29 +3,19 @@
 // -> half rounds to nearest even. Targets minfer has no tensors for (DOUBLE, float8, ...) are
 // declined as Unsupported; `saturate` and `round_mode` only change float8 casts, so they are
 // accepted and have nothing to do here.
-#include <bit>
-#include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
+#include "runtime/half.h"
+#include "runtime/tensor_pb.h"
 
 namespace minfer {
 
 namespace {
 
 // ---- element types ------------------------------------------------------------------------
-
-// TensorProto.DataType names, indexed by value, for messages.
-constexpr const char* kOnnxTypeNames[] = {
-    "UNDEFINED",      "FLOAT",    "UINT8",        "INT8",           "UINT16",
-    "INT16",          "INT32",    "INT64",        "STRING",         "BOOL",
-    "FLOAT16",        "DOUBLE",   "UINT32",       "UINT64",         "COMPLEX64",
-    "COMPLEX128",     "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
-    "FLOAT8E5M2FNUZ", "UINT4",    "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0",
-    "UINT2",          "INT2"};
-constexpr int64_t kNumOnnxTypes = sizeof(kOnnxTypeNames) / sizeof(kOnnxTypeNames[0]);
 
 bool is_float8(int64_t t) { return (t >= 17 && t <= 20) || t == 24; }
 
@@ -51,9 +41,12 @@ DType cast_target(const Node& node) {
     default:
       break;
   }
-  if (to <= 0 || to >= kNumOnnxTypes)
+  // onnx_type_name() says "type N" for a value that names no ONNX element type.
+  const std::string onnx_name = detail::onnx_type_name(static_cast<int32_t>(to));
+  if (to <= 0 || to > std::numeric_limits<int32_t>::max() ||
+      onnx_name == "type " + std::to_string(to))
     op_fail(node, "attribute 'to' = " + std::to_string(to) + " is not an ONNX element type");
-  const std::string name = std::string(kOnnxTypeNames[to]) + " (to = " + std::to_string(to) + ")";
+  const std::string name = onnx_name + " (to = " + std::to_string(to) + ")";
   if (is_float8(to))
     throw Error(ErrorCode::Unsupported,
                 node.describe() + ": casting to " + name +
@@ -62,45 +55,6 @@ DType cast_target(const Node& node) {
   throw Error(ErrorCode::Unsupported,
               node.describe() + ": casting to " + name +
                   " is not supported (minfer has FLOAT, FLOAT16, INT8, UINT8, INT32, INT64, BOOL)");
-}
-
-// ---- IEEE half <-> float ------------------------------------------------------------------
-
-// The bits of a float16 (FLOAT16 tensors hold the 16-bit pattern of each element).
-struct Half {
-  uint16_t bits;
-};
-
-float half_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  if (exp == 0) {  // zero or subnormal: mant * 2^-24, exact in float
-    const float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));  // inf, NaN
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-// Rounds to nearest, ties to even; overflow gives infinity, NaN stays NaN (quiet).
-uint16_t float_to_half(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  const uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u)  // inf or NaN (keeps the top payload bits, forces quiet)
-    return sign | 0x7c00 | (abs > 0x7f800000u ? 0x200 | ((abs >> 13) & 0x3ff) : 0);
-  if (abs >= 0x477ff000u) return sign | 0x7c00;   // >= 65520 rounds to infinity
-  auto round_shift = [](uint32_t v, int shift) {  // v >> shift, rounded half to even
-    uint32_t q = v >> shift, rem = v & ((1u << shift) - 1), half = 1u << (shift - 1);
-    return q + (rem > half || (rem == half && (q & 1)));
-  };
-  if (abs >= 0x38800000u)  // a normal half: rebias the exponent (127 - 15), round 13 bits
-    return sign | static_cast<uint16_t>(round_shift(abs - 0x38000000u, 13));
-  const int exp = static_cast<int>(abs >> 23);
-  if (exp < 102) return sign;  // below 2^-25: rounds to zero
-  // A subnormal half counts units of 2^-24: value = m * 2^(exp - 150), so shift by 126 - exp.
-  const uint32_t m = (abs & 0x7fffffu) | 0x800000u;
-  return sign | static_cast<uint16_t>(round_shift(m, 126 - exp));
 }
 
 // ---- element conversions ------------------------------------------------------------------
@@ -144,32 +98,17 @@ D from_int(int64_t v) {
 
 // Calls f(T{}) with the storage type of `t` (Half for f16).
 template <typename F>
-auto dispatch_all(DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f16:
-      return f(Half{});
-    case DType::i8:
-      return f(int8_t{});
-    case DType::u8:
-      return f(uint8_t{});
-    case DType::i32:
-      return f(int32_t{});
-    case DType::i64:
-      return f(int64_t{});
-    case DType::boolean:
-      return f(bool{});
-  }
-  throw Error(ErrorCode::Internal, "Cast: unknown dtype");
+auto dispatch_all(const Node& node, DType t, F&& f) {
+  return dispatch_types<float, Half, int8_t, uint8_t, int32_t, int64_t, bool>(node, t,
+                                                                              std::forward<F>(f));
 }
 
-Tensor cast_tensor(const Tensor& x, DType to) {
+Tensor cast_tensor(const Node& node, const Tensor& x, DType to) {
   if (x.dtype() == to) return x.clone();
   Tensor y(to, x.shape());
-  dispatch_all(x.dtype(), [&](auto s) {
+  dispatch_all(node, x.dtype(), [&](auto s) {
     using S = decltype(s);
-    dispatch_all(to, [&](auto d) {
+    dispatch_all(node, to, [&](auto d) {
       using D = decltype(d);
       const S* src = static_cast<const S*>(x.raw());
       D* dst = static_cast<D*>(y.raw());
@@ -188,7 +127,7 @@ Tensor cast_tensor(const Tensor& x, DType to) {
   return y;
 }
 
-static_assert(sizeof(Half) == 2 && sizeof(bool) == 1, "tensor storage layout");
+static_assert(sizeof(bool) == 1, "BOOL tensors hold 1-byte elements");
 
 // ---- schemas ------------------------------------------------------------------------------
 
@@ -209,7 +148,7 @@ void register_cast_ops(OpRegistry& r) {
   cast.attributes = {"to", "saturate", "round_mode"};
   cast.infer = infer_cast;
   cast.reference = [](const Node& node, const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{cast_tensor(in[0], cast_target(node))};
+    return std::vector<Tensor>{cast_tensor(node, in[0], cast_target(node))};
   };
   add_builtin_op(r, std::move(cast));
 
@@ -219,8 +158,8 @@ void register_cast_ops(OpRegistry& r) {
   like.min_inputs = like.max_inputs = 2;
   like.attributes = {"saturate", "round_mode"};
   like.infer = infer_cast_like;
-  like.reference = [](const Node&, const std::vector<Tensor>& in) {
-    return std::vector<Tensor>{cast_tensor(in[0], in[1].dtype())};
+  like.reference = [](const Node& node, const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{cast_tensor(node, in[0], in[1].dtype())};
   };
   add_builtin_op(r, std::move(like));
 }

@@ -5,6 +5,7 @@
 #include "ops/broadcast.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
+#include "runtime/half.h"
 
 namespace minfer {
 
@@ -16,43 +17,16 @@ const std::vector<DType> kOrderedTypes{DType::f32, DType::f16, DType::i32,
 const std::vector<DType> kEqualTypes{DType::f32, DType::f16, DType::i32,    DType::i64,
                                      DType::i8,  DType::u8,  DType::boolean};
 
-// A float16 element (its IEEE bits), compared without converting: NaN is unordered; otherwise
-// the magnitude bits with the sign applied order like the values, and +0 equals -0.
-struct Half {
-  uint16_t bits;
-  bool nan() const { return (bits & 0x7fff) > 0x7c00; }
-  int32_t key() const {
-    const int32_t magnitude = bits & 0x7fff;
-    return bits & 0x8000 ? -magnitude : magnitude;
-  }
-};
-bool operator<(Half a, Half b) { return !a.nan() && !b.nan() && a.key() < b.key(); }
-bool operator>(Half a, Half b) { return b < a; }
-bool operator==(Half a, Half b) { return !a.nan() && !b.nan() && a.key() == b.key(); }
-static_assert(sizeof(Half) == 2, "FLOAT16 tensors hold 2-byte elements");
-
-// Calls f(T{}) with the C++ element type of `t` (Half for f16).
-template <typename F>
-auto dispatch(const Node& node, DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::f16:
-      return f(Half{});
-    case DType::i32:
-      return f(int32_t{});
-    case DType::i64:
-      return f(int64_t{});
-    case DType::i8:
-      return f(int8_t{});
-    case DType::u8:
-      return f(uint8_t{});
-    case DType::boolean:
-      return f(bool{});
-    default:
-      op_fail(node, std::string("dtype ") + dtype_name(t) + " is not supported");
-  }
+// float16 elements compare without converting: NaN is unordered; otherwise the magnitude
+// bits with the sign applied order like the values, and +0 equals -0.
+bool is_nan(Half h) { return (h.bits & 0x7fff) > 0x7c00; }
+int32_t order_key(Half h) {
+  const int32_t magnitude = h.bits & 0x7fff;
+  return h.bits & 0x8000 ? -magnitude : magnitude;
 }
+bool operator<(Half a, Half b) { return !is_nan(a) && !is_nan(b) && order_key(a) < order_key(b); }
+bool operator>(Half a, Half b) { return b < a; }
+bool operator==(Half a, Half b) { return !is_nan(a) && !is_nan(b) && order_key(a) == order_key(b); }
 
 // ---- Less, Greater, Equal ----------------------------------------------------------------
 
@@ -75,10 +49,10 @@ std::vector<Tensor> compare_reference(const Node& node, const std::vector<Tensor
                                        broadcast_strides(b.shape(), out)};
   Tensor y(DType::boolean, out);
   bool* yp = y.data<bool>();
-  dispatch(node, a.dtype(), [&](auto zero) {
+  auto compare = [&](auto zero) {
     using T = decltype(zero);
-    const T* ap = static_cast<const T*>(a.raw());  // the dtype was checked by inference
-    const T* bp = static_cast<const T*>(b.raw());
+    const T* ap = a.data<T>();
+    const T* bp = b.data<T>();
     // Any comparison with NaN is false, as in numpy.
     for_each_broadcast(out, st, [&](int64_t i, const std::vector<int64_t>& off) {
       const T x = ap[off[0]], z = bp[off[1]];
@@ -86,7 +60,8 @@ std::vector<Tensor> compare_reference(const Node& node, const std::vector<Tensor
       if constexpr (kOp == Compare::Greater) yp[i] = x > z;
       if constexpr (kOp == Compare::Equal) yp[i] = x == z;
     });
-  });
+  };
+  dispatch_types<float, Half, int32_t, int64_t, int8_t, uint8_t, bool>(node, a.dtype(), compare);
   return {y};
 }
 

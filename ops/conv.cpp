@@ -78,7 +78,7 @@ void register_conv_ops(OpRegistry& r) {
   s.doc = "N-d convolution with groups, strides, pads/auto_pad, dilations and optional bias";
   s.min_inputs = 2;
   s.max_inputs = 3;
-  s.attributes = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  s.attributes = conv_attributes();
   s.infer = infer_conv;
   s.reference = conv_reference;
   add_builtin_op(r, std::move(s));

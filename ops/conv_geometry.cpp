@@ -15,6 +15,12 @@ AutoPad parse_auto_pad(const Node& node) {
   op_fail(node, "auto_pad '" + s + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
 }
 
+const std::vector<std::string>& conv_attributes() {
+  static const std::vector<std::string> names{"auto_pad",     "dilations", "group",
+                                              "kernel_shape", "pads",      "strides"};
+  return names;
+}
+
 bool WindowGeometry::is_static() const {
   for (size_t i = 0; i < rank(); ++i)
     if (input[i] < 0 || output[i] < 0) return false;

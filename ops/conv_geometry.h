@@ -35,18 +35,6 @@ struct WindowGeometry {
   size_t rank() const { return kernel.size(); }
   int64_t effective_kernel(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
   bool is_static() const;  // every input/output size known
-};
-
-// Conv: X [N, C, D1..Dk], W [M, C/group, K1..Kk], optional B [M], Y [N, M, O1..Ok].
-struct ConvGeometry : WindowGeometry {
-  int64_t batch = -1;        // N (may be symbolic)
-  int64_t in_channels = -1;  // C (may be symbolic only if group == 1; it is checked when known)
-  int64_t out_channels = 0;  // M (always known: it comes from the weight)
-  int64_t group = 1;
-
-  int64_t in_channels_per_group() const { return in_channels < 0 ? -1 : in_channels / group; }
-  int64_t out_channels_per_group() const { return out_channels / group; }
-  bool is_depthwise() const { return group > 1 && group == in_channels && group == out_channels; }
 
   // 2-D shorthands (valid when rank() == 2).
   int64_t in_h() const { return input[0]; }
@@ -65,24 +53,27 @@ struct ConvGeometry : WindowGeometry {
   int64_t pad_right() const { return pads_end[1]; }
 };
 
+// Conv: X [N, C, D1..Dk], W [M, C/group, K1..Kk], optional B [M], Y [N, M, O1..Ok].
+struct ConvGeometry : WindowGeometry {
+  int64_t batch = -1;        // N (may be symbolic)
+  int64_t in_channels = -1;  // C (may be symbolic only if group == 1; it is checked when known)
+  int64_t out_channels = 0;  // M (always known: it comes from the weight)
+  int64_t group = 1;
+
+  int64_t in_channels_per_group() const { return in_channels < 0 ? -1 : in_channels / group; }
+  int64_t out_channels_per_group() const { return out_channels / group; }
+  bool is_depthwise() const { return group > 1 && group == in_channels && group == out_channels; }
+};
+
 // MaxPool / AveragePool: X [N, C, D1..Dk], Y [N, C, O1..Ok].
 struct PoolGeometry : WindowGeometry {
   int64_t batch = -1;
   int64_t channels = -1;
   bool count_include_pad = false;  // AveragePool only
-
-  // 2-D shorthands (valid when rank() == 2).
-  int64_t in_h() const { return input[0]; }
-  int64_t in_w() const { return input[1]; }
-  int64_t out_h() const { return output[0]; }
-  int64_t out_w() const { return output[1]; }
-  int64_t kernel_h() const { return kernel[0]; }
-  int64_t kernel_w() const { return kernel[1]; }
-  int64_t stride_h() const { return strides[0]; }
-  int64_t stride_w() const { return strides[1]; }
-  int64_t pad_top() const { return pads_begin[0]; }
-  int64_t pad_left() const { return pads_begin[1]; }
 };
+
+// The attributes conv_geometry() reads, for the schemas of the ops that call it.
+const std::vector<std::string>& conv_attributes();
 
 // Validates a Conv node's attributes against the shapes of X and W and computes the geometry.
 // Throws InvalidModel naming the node, e.g. "Conv 'c1': weight has 4 input channels per

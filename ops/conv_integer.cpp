@@ -51,8 +51,8 @@ std::vector<Tensor> conv_integer_reference(const Node& node, const std::vector<T
   const int64_t k_sz = q.k[0] * q.k[1] * q.k[2];
 
   // Subtract the zero points once; then every product is a plain int32 multiply.
-  const std::vector<int32_t> xs = widen_minus(x, read_zero_points(in[2], 1), x.numel());
-  const std::vector<int32_t> ws = widen_minus(w, read_zero_points(in[3], 1), cg * k_sz);
+  const std::vector<int32_t> xs = widen_minus(node, x, read_zero_points(node, in[2], 1), x.numel());
+  const std::vector<int32_t> ws = widen_minus(node, w, read_zero_points(node, in[3], 1), cg * k_sz);
   // Accumulate in uint32: ONNX's int32 accumulation, wrapping instead of undefined overflow.
   std::vector<uint32_t> acc(static_cast<size_t>(out_sz));
   int32_t* yp = y.data<int32_t>();
@@ -102,7 +102,7 @@ void register_conv_integer_ops(OpRegistry& r) {
   s.doc = "int32 y = conv(x - x_zero_point, w - w_zero_point), 8-bit x and w (Conv attributes)";
   s.min_inputs = 2;
   s.max_inputs = 4;
-  s.attributes = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+  s.attributes = conv_attributes();
   s.infer = infer_conv_integer;
   s.reference = conv_integer_reference;
   add_builtin_op(r, std::move(s));

@@ -17,20 +17,7 @@ const std::vector<DType> kNumericTypes{DType::f32, DType::i32, DType::i64, DType
 // Calls f(T{}) with the C++ type T of `t` (one of kNumericTypes).
 template <typename F>
 auto dispatch_numeric(const Node& node, DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::i32:
-      return f(int32_t{});
-    case DType::i64:
-      return f(int64_t{});
-    case DType::i8:
-      return f(int8_t{});
-    case DType::u8:
-      return f(uint8_t{});
-    default:
-      op_fail(node, std::string("dtype ") + dtype_name(t) + " is not supported");
-  }
+  return dispatch_types<float, int32_t, int64_t, int8_t, uint8_t>(node, t, std::forward<F>(f));
 }
 
 // ---- unary -------------------------------------------------------------------------------

@@ -23,27 +23,21 @@ inline const std::vector<DType>& int8_types() {
 // The elements of an i8 or u8 tensor minus `zero_points` (one per `inner`-element block,
 // cycling: element i subtracts zero_points[(i / inner) % size]), widened to int32 so the
 // kernels multiply without further conversions.
-inline std::vector<int32_t> widen_minus(const Tensor& t, const std::vector<int32_t>& zero_points,
-                                        int64_t inner) {
+inline std::vector<int32_t> widen_minus(const Node& node, const Tensor& t,
+                                        const std::vector<int32_t>& zero_points, int64_t inner) {
   std::vector<int32_t> out(static_cast<size_t>(t.numel()));
   const int64_t n = t.numel(), count = static_cast<int64_t>(zero_points.size());
-  auto fill = [&](auto* p) {
+  dispatch_types<int8_t, uint8_t>(node, t.dtype(), [&](auto zero) {
+    const auto* p = t.data<decltype(zero)>();
     for (int64_t i = 0; i < n; ++i) out[i] = int32_t(p[i]) - zero_points[(i / inner) % count];
-  };
-  if (t.dtype() == DType::i8)
-    fill(t.data<int8_t>());
-  else
-    fill(t.data<uint8_t>());
+  });
   return out;
 }
 
 // The values of an optional i8/u8 zero-point tensor as int32 (`fallback` zeros when absent).
-inline std::vector<int32_t> read_zero_points(const Tensor& z, size_t fallback) {
+inline std::vector<int32_t> read_zero_points(const Node& node, const Tensor& z, size_t fallback) {
   if (!z.defined()) return std::vector<int32_t>(fallback, 0);
-  std::vector<int32_t> v(static_cast<size_t>(z.numel()));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = z.dtype() == DType::i8 ? int32_t(z.data<int8_t>()[i]) : int32_t(z.data<uint8_t>()[i]);
-  return v;
+  return widen_minus(node, z, {0}, 1);
 }
 
 }  // namespace minfer

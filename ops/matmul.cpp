@@ -1,9 +1,45 @@
 // Gemm and MatMul: schemas and reference kernels.
+#include "ops/matmul.h"
+
 #include "ops/broadcast.h"
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
 
 namespace minfer {
+
+MatmulDims matmul_dims(const Node& node, const Shape& a, const Shape& b) {
+  op_require(node, a.rank() >= 1 && b.rank() >= 1,
+             "needs inputs of rank >= 1, got " + a.to_string() + " and " + b.to_string());
+  Shape a2 = a, b2 = b;
+  if (a.rank() == 1) a2 = Shape{1, a[0]}, set_dim_symbol(a2, 1, dim_symbol(a, 0));
+  if (b.rank() == 1) b2 = Shape{b[0], 1}, set_dim_symbol(b2, 0, dim_symbol(b, 0));
+  MatmulDims d;
+  d.m = a2[a2.rank() - 2];
+  d.k = a2[a2.rank() - 1];
+  d.n = b2[b2.rank() - 1];
+  const int64_t kb = b2[b2.rank() - 2];
+  op_require(node, dims_compatible(d.k, kb),
+             "A " + a.to_string() + " has K = " + std::to_string(d.k) + " but B " + b.to_string() +
+                 " has K = " + std::to_string(kb));
+  auto batch_of = [](const Shape& s) {  // the first rank - 2 dims, with their names
+    Shape r(std::vector<int64_t>(s.dims().begin(), s.dims().end() - 2));
+    for (size_t i = 0; i < r.rank(); ++i) set_dim_symbol(r, i, dim_symbol(s, i));
+    return r;
+  };
+  d.a_batch = batch_of(a2);
+  d.b_batch = batch_of(b2);
+  d.batch = broadcast_shapes(node, {d.a_batch, d.b_batch});
+  d.out = d.batch;
+  if (a.rank() >= 2) {
+    d.out.dims().push_back(d.m);
+    set_dim_symbol(d.out, d.out.rank() - 1, dim_symbol(a2, a2.rank() - 2));
+  }
+  if (b.rank() >= 2) {
+    d.out.dims().push_back(d.n);
+    set_dim_symbol(d.out, d.out.rank() - 1, dim_symbol(b2, b2.rank() - 1));
+  }
+  return d;
+}
 
 namespace {
 
@@ -81,59 +117,23 @@ std::vector<Tensor> gemm_reference(const Node& node, const std::vector<Tensor>& 
 
 // ---- MatMul: numpy matmul ------------------------------------------------------------------
 
-// Output shape of numpy matmul: 1-D operands are promoted ([K] -> [1,K] for A, [K,1] for B)
-// and the added dim is removed again; leading (batch) dims broadcast.
-Shape matmul_shape(const Node& node, const Shape& a, const Shape& b) {
-  op_require(node, a.rank() >= 1 && b.rank() >= 1,
-             "MatMul needs inputs of rank >= 1, got " + a.to_string() + " and " + b.to_string());
-  Shape a2 = a, b2 = b;
-  if (a.rank() == 1) a2 = Shape{1, a[0]}, set_dim_symbol(a2, 1, dim_symbol(a, 0));
-  if (b.rank() == 1) b2 = Shape{b[0], 1}, set_dim_symbol(b2, 0, dim_symbol(b, 0));
-  int64_t ka = a2[a2.rank() - 1], kb = b2[b2.rank() - 2];
-  op_require(node, dims_compatible(ka, kb),
-             "A " + a.to_string() + " has K = " + std::to_string(ka) + " but B " + b.to_string() +
-                 " has K = " + std::to_string(kb));
-  auto batch_of = [](const Shape& s) {
-    Shape r(std::vector<int64_t>(s.dims().begin(), s.dims().end() - 2));
-    for (size_t i = 0; i < r.rank(); ++i) set_dim_symbol(r, i, dim_symbol(s, i));
-    return r;
-  };
-  Shape out = broadcast_shapes(node, {batch_of(a2), batch_of(b2)});
-  size_t r = out.rank();
-  if (a.rank() >= 2) {
-    out.dims().push_back(a2[a2.rank() - 2]);
-    set_dim_symbol(out, r++, dim_symbol(a2, a2.rank() - 2));
-  }
-  if (b.rank() >= 2) {
-    out.dims().push_back(b2[b2.rank() - 1]);
-    set_dim_symbol(out, r++, dim_symbol(b2, b2.rank() - 1));
-  }
-  return out;
-}
-
 void infer_matmul(InferContext& ctx) {
   require_dtype(ctx, 0, {DType::f32});
   require_same_dtype(ctx, 0, 1);
-  ctx.set_output(0, DType::f32, matmul_shape(ctx.node(), ctx.input_shape(0), ctx.input_shape(1)));
+  ctx.set_output(0, DType::f32,
+                 matmul_dims(ctx.node(), ctx.input_shape(0), ctx.input_shape(1)).out);
 }
 
 std::vector<Tensor> matmul_reference(const Node& node, const std::vector<Tensor>& in) {
   const Tensor &a = in[0], &b = in[1];
-  Shape out = matmul_shape(node, a.shape(), b.shape());
-  // Work on the promoted 3-D view: batch (broadcast) x [M,K] x [K,N].
-  std::vector<int64_t> ad = a.shape().dims(), bd = b.shape().dims();
-  if (ad.size() == 1) ad.insert(ad.begin(), 1);
-  if (bd.size() == 1) bd.push_back(1);
-  int64_t M = ad[ad.size() - 2], K = ad.back(), N = bd.back();
-  Shape abatch(std::vector<int64_t>(ad.begin(), ad.end() - 2));
-  Shape bbatch(std::vector<int64_t>(bd.begin(), bd.end() - 2));
-  Shape batch = broadcast_shapes(node, {abatch, bbatch});
-  std::vector<std::vector<int64_t>> st{broadcast_strides(abatch, batch),
-                                       broadcast_strides(bbatch, batch)};
-  Tensor y(DType::f32, out);
+  const MatmulDims d = matmul_dims(node, a.shape(), b.shape());
+  const int64_t M = d.m, K = d.k, N = d.n;
+  std::vector<std::vector<int64_t>> st{broadcast_strides(d.a_batch, d.batch),
+                                       broadcast_strides(d.b_batch, d.batch)};
+  Tensor y(DType::f32, d.out);
   const float *ap = a.data<float>(), *bp = b.data<float>();
   float* yp = y.data<float>();
-  for_each_broadcast(batch, st, [&](int64_t bi, const std::vector<int64_t>& off) {
+  for_each_broadcast(d.batch, st, [&](int64_t bi, const std::vector<int64_t>& off) {
     const float* am = ap + off[0] * M * K;
     const float* bm = bp + off[1] * K * N;
     float* ym = yp + bi * M * N;

@@ -5,50 +5,11 @@
 #include "ops/broadcast.h"
 #include "ops/builtin_ops.h"
 #include "ops/integer_ops.h"
+#include "ops/matmul.h"
 
 namespace minfer {
 
 namespace {
-
-// A and B as numpy matmul sees them: 1-D operands promoted ([K] -> [1,K] for A, [K,1] for B).
-struct MatmulDims {
-  Shape a, b;   // promoted shapes
-  Shape batch;  // broadcast leading dims
-  Shape out;    // the result's shape (promoted dims removed again)
-  int64_t m = 0, k = 0, n = 0;
-};
-
-Shape leading(const Shape& s, size_t drop) {
-  Shape r(std::vector<int64_t>(s.dims().begin(), s.dims().end() - drop));
-  for (size_t i = 0; i < r.rank(); ++i) set_dim_symbol(r, i, dim_symbol(s, i));
-  return r;
-}
-
-MatmulDims matmul_dims(const Node& node, const Shape& a, const Shape& b) {
-  op_require(node, a.rank() >= 1 && b.rank() >= 1,
-             "needs inputs of rank >= 1, got " + a.to_string() + " and " + b.to_string());
-  MatmulDims d{a, b, {}, {}};
-  if (a.rank() == 1) d.a = Shape{1, a[0]}, set_dim_symbol(d.a, 1, dim_symbol(a, 0));
-  if (b.rank() == 1) d.b = Shape{b[0], 1}, set_dim_symbol(d.b, 0, dim_symbol(b, 0));
-  d.m = d.a[d.a.rank() - 2];
-  d.k = d.a[d.a.rank() - 1];
-  d.n = d.b[d.b.rank() - 1];
-  const int64_t kb = d.b[d.b.rank() - 2];
-  op_require(node, dims_compatible(d.k, kb),
-             "A " + a.to_string() + " has K = " + std::to_string(d.k) + " but B " + b.to_string() +
-                 " has K = " + std::to_string(kb));
-  d.batch = broadcast_shapes(node, {leading(d.a, 2), leading(d.b, 2)});
-  d.out = d.batch;
-  if (a.rank() >= 2) {
-    d.out.dims().push_back(d.m);
-    set_dim_symbol(d.out, d.out.rank() - 1, dim_symbol(d.a, d.a.rank() - 2));
-  }
-  if (b.rank() >= 2) {
-    d.out.dims().push_back(d.n);
-    set_dim_symbol(d.out, d.out.rank() - 1, dim_symbol(d.b, d.b.rank() - 1));
-  }
-  return d;
-}
 
 // A zero point's shape as it broadcasts against [batch..., M, 1] (for A: a 1-D [M] means
 // one per row) or [batch..., 1, N] (for B: a 1-D [N] already aligns with the columns).
@@ -104,7 +65,7 @@ struct ZeroPointWalk {
   int64_t unit = 1, step = 0;
 };
 
-ZeroPointWalk zero_point_walk(const Tensor& z, const MatmulDims& d, bool for_a) {
+ZeroPointWalk zero_point_walk(const Node& node, const Tensor& z, const MatmulDims& d, bool for_a) {
   ZeroPointWalk w;
   Shape zs = z.defined() ? zero_point_shape(z.shape(), for_a) : Shape{};
   std::vector<int64_t> full(d.batch.rank() + 2 - zs.rank(), 1);
@@ -114,7 +75,7 @@ ZeroPointWalk zero_point_walk(const Tensor& z, const MatmulDims& d, bool for_a) 
   w.step = (for_a ? rows : cols) == 1 ? 0 : 1;
   w.batch_strides =
       broadcast_strides(Shape(std::vector<int64_t>(full.begin(), full.end() - 2)), d.batch);
-  if (z.defined()) w.values = read_zero_points(z, 1);
+  if (z.defined()) w.values = read_zero_points(node, z, 1);
   return w;
 }
 
@@ -122,11 +83,12 @@ std::vector<Tensor> matmul_integer_reference(const Node& node, const std::vector
   const Tensor &a = in[0], &b = in[1];
   const MatmulDims d = matmul_dims(node, a.shape(), b.shape());
   const int64_t M = d.m, K = d.k, N = d.n;
-  const ZeroPointWalk za = zero_point_walk(in[2], d, true), zb = zero_point_walk(in[3], d, false);
-  const std::vector<int32_t> aw = widen_minus(a, {0}, 1), bw = widen_minus(b, {0}, 1);
-  std::vector<std::vector<int64_t>> st{broadcast_strides(leading(d.a, 2), d.batch),
-                                       broadcast_strides(leading(d.b, 2), d.batch),
-                                       za.batch_strides, zb.batch_strides};
+  const ZeroPointWalk za = zero_point_walk(node, in[2], d, true);
+  const ZeroPointWalk zb = zero_point_walk(node, in[3], d, false);
+  const std::vector<int32_t> aw = widen_minus(node, a, {0}, 1), bw = widen_minus(node, b, {0}, 1);
+  std::vector<std::vector<int64_t>> st{broadcast_strides(d.a_batch, d.batch),
+                                       broadcast_strides(d.b_batch, d.batch), za.batch_strides,
+                                       zb.batch_strides};
   Tensor y(DType::i32, d.out);
   int32_t* yp = y.data<int32_t>();
   std::vector<uint32_t> bs(static_cast<size_t>(K * N)), acc(static_cast<size_t>(N));

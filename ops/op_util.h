@@ -1,9 +1,11 @@
 // Small helpers shared by the op schemas and reference kernels: errors that name the node,
-// axis normalization, reading int tensors, and keeping symbolic dim names.
+// element-type dispatch, axis normalization, reading int tensors, and keeping symbolic dim
+// names.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "minfer/graph.h"
@@ -16,6 +18,18 @@ namespace minfer {
 [[noreturn]] void op_fail(const Node& node, const std::string& message);
 inline void op_require(const Node& node, bool condition, const std::string& message) {
   if (!condition) op_fail(node, message);
+}
+
+// Calls f(T{}) for the T among Ts whose dtype_of<T>() is `t` and returns what it returns;
+// fails naming the node and the dtype when none is. f16 is Half (runtime/half.h).
+//   dispatch_types<float, int32_t>(node, x.dtype(), [&](auto zero) { using T = ...; });
+template <typename T, typename... Ts, typename F>
+auto dispatch_types(const Node& node, DType t, F&& f) {
+  if (t == dtype_of<T>()) return f(T{});
+  if constexpr (sizeof...(Ts) > 0)
+    return dispatch_types<Ts...>(node, t, std::forward<F>(f));
+  else
+    op_fail(node, std::string("dtype ") + dtype_name(t) + " is not supported");
 }
 
 // Maps an axis in [-rank, rank) to [0, rank); fails naming `what` ("axis", "perm") otherwise.

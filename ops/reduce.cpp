@@ -21,26 +21,13 @@ const std::vector<DType> kMinMaxTypes{DType::f32, DType::i32, DType::i64,
                                       DType::i8,  DType::u8,  DType::boolean};
 const std::vector<DType> kSumTypes{DType::f32, DType::i32, DType::i64};
 
-// Calls f(T{}) with the C++ element type of `t` (bool only when kBool).
-template <bool kBool, typename F>
+// Calls f(T{}) with the C++ element type of `t` (bool only for Max and Min).
+template <Reduce kOp, typename F>
 void dispatch(const Node& node, DType t, F&& f) {
-  switch (t) {
-    case DType::f32:
-      return f(float{});
-    case DType::i32:
-      return f(int32_t{});
-    case DType::i64:
-      return f(int64_t{});
-    case DType::i8:
-      return f(int8_t{});
-    case DType::u8:
-      return f(uint8_t{});
-    case DType::boolean:
-      if constexpr (kBool) return f(bool{});
-      [[fallthrough]];
-    default:
-      op_fail(node, std::string("dtype ") + dtype_name(t) + " is not supported");
-  }
+  if constexpr (kOp == Reduce::Max || kOp == Reduce::Min)
+    dispatch_types<float, int32_t, int64_t, int8_t, uint8_t, bool>(node, t, std::forward<F>(f));
+  else
+    dispatch_types<float, int32_t, int64_t, int8_t, uint8_t>(node, t, std::forward<F>(f));
 }
 
 // Which dims of a rank-`rank` input are reduced; all false = the input passes through.
@@ -187,7 +174,7 @@ std::vector<Tensor> reduce_reference(const Node& node, const std::vector<Tensor>
   kept.symbols.clear();
   std::vector<int64_t> out_st = broadcast_strides(kept, xs);
   Tensor y(x.dtype(), reduced_shape(node, Shape(xs.dims()), r));
-  dispatch<kOp == Reduce::Max || kOp == Reduce::Min>(node, x.dtype(), [&](auto zero) {
+  dispatch<kOp>(node, x.dtype(), [&](auto zero) {
     using T = decltype(zero);
     using A = Acc<T>;
     if constexpr (kOp == Reduce::Mean && std::is_integral_v<T>) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "minfer/onnx.h"
+#include "runtime/half.h"
 
 namespace minfer {
 
@@ -27,22 +28,9 @@ const char* case_status_name(CaseStatus s) {
 
 namespace {
 
-// IEEE half -> float, for comparing FLOAT16 outputs.
-float half_to_float(uint16_t h) {
-  const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  else
-    v = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  return sign ? -v : v;
-}
-
 double float_at(const Tensor& t, int64_t i) {
   if (t.dtype() == DType::f32) return t.data<float>()[i];
-  return half_to_float(static_cast<const uint16_t*>(t.raw())[i]);
+  return half_to_float(t.data<Half>()[i].bits);  // FLOAT16 outputs
 }
 
 // The test_data_set_* folders of a case, sorted.

@@ -1,10 +1,16 @@
-// Shared by the [conformance] tests: the generated opset cases (made once per test run) and
-// running the `minfer` command line.
+// Shared by the [conformance] tests: the generated opset cases (made once per test run),
+// running the `minfer` command line, and the CIFAR-10 JPEGs that models quantized by ONNX
+// Runtime are checked on.
 #pragma once
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "cli_test_util.h"
 #include "runtime/conformance.h"
@@ -26,5 +32,72 @@ inline std::filesystem::path generated_opset_cases() {
 
 // Runs `minfer ARGS` with stdout and stderr together in `out`.
 inline CliResult cli_merged(const std::string& args) { return cli(args, /*merge_stderr=*/true); }
+
+// The 500 JPEGs of images/cifar10-jpeg, sorted by name, preprocessed as ResNet-20 expects,
+// and their labels from labels.csv.
+struct CifarJpegs {
+  Tensor x;
+  std::vector<int64_t> labels;
+};
+
+inline CifarJpegs cifar_jpegs() {
+  const std::filesystem::path dir = data_dir() / "images" / "cifar10-jpeg";
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".jpg") files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() == 500);
+  std::map<std::string, int64_t> label_of;
+  std::ifstream csv(dir / "labels.csv");
+  for (std::string line; std::getline(csv, line);) {
+    std::stringstream ss(line);
+    std::string file, label;
+    std::getline(ss, file, ',');
+    std::getline(ss, label, ',');
+    if (!label.empty() && std::isdigit(static_cast<unsigned char>(label[0])))
+      label_of[file] = std::stoll(label);
+  }
+  const ImagePreprocess pre = builtin_model_info("cifar-resnet20").preprocess;
+  CifarJpegs r;
+  std::vector<Tensor> images;
+  for (const std::string& f : files) {
+    REQUIRE(label_of.count(f));
+    r.labels.push_back(label_of[f]);
+    images.push_back(load_image((dir / f).string(), pre));
+  }
+  r.x = stack_batch(images);
+  return r;
+}
+
+// Writes what the ONNX Runtime quantization scripts start from into `dir`: resnet20.onnx
+// (minfer's export of ResNet-20 with its real weights) and x.npy (cifar_jpegs(), returned).
+inline CifarJpegs write_resnet20_and_cifar_jpegs(const std::filesystem::path& dir) {
+  save_onnx(build_model("cifar-resnet20", (data_dir() / "models/resnet20.safetensors").string()),
+            (dir / "resnet20.onnx").string());
+  CifarJpegs data = cifar_jpegs();
+  save_npy(data.x, (dir / "x.npy").string());
+  return data;
+}
+
+// The top-1 class of each row of the float [N, ...] input `x`, run through `s` in batches of
+// `batch` rows (the batches ONNX Runtime ran, which matters where quantization is per batch).
+inline std::vector<int64_t> top1_in_batches(Session& s, const Tensor& x, int64_t batch) {
+  const int64_t n = x.dim(0), row = x.numel() / n;
+  std::vector<int64_t> top1;
+  for (int64_t b = 0; b < n; b += batch) {
+    const int64_t rows = std::min(batch, n - b);
+    Shape shape = x.shape();
+    shape[0] = rows;
+    Tensor part(x.dtype(), shape);
+    std::copy(x.data<float>() + b * row, x.data<float>() + (b + rows) * row, part.data<float>());
+    const Tensor logits = s.run_one(part);
+    const int64_t classes = logits.numel() / rows;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* l = logits.data<float>() + i * classes;
+      top1.push_back(std::max_element(l, l + classes) - l);
+    }
+  }
+  return top1;
+}
 
 }  // namespace minfer::test

@@ -1,12 +1,7 @@
 // A model quantized by ONNX Runtime's quantize_dynamic (DynamicQuantizeLinear, ConvInteger,
 // MatMulInteger, Cast, Mul) from a minfer-exported ResNet-20 with its real weights: minfer
 // runs every op of it and agrees with ONNX Runtime's top-1 on the 500 CIFAR-10 JPEGs.
-#include <algorithm>
-#include <cctype>
-#include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
 
 #include "conformance_test_util.h"
 
@@ -14,63 +9,10 @@ using namespace minfer;
 using namespace minfer::test;
 namespace fs = std::filesystem;
 
-namespace {
-
-// The 500 JPEGs of images/cifar10-jpeg, sorted by name, preprocessed as ResNet-20 expects,
-// and their labels from labels.csv.
-struct CifarJpegs {
-  Tensor x;
-  std::vector<int64_t> labels;
-};
-
-CifarJpegs cifar_jpegs() {
-  const fs::path dir = data_dir() / "images" / "cifar10-jpeg";
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".jpg") files.push_back(e.path().filename().string());
-  std::sort(files.begin(), files.end());
-  REQUIRE(files.size() == 500);
-  std::map<std::string, int64_t> label_of;
-  std::ifstream csv(dir / "labels.csv");
-  for (std::string line; std::getline(csv, line);) {
-    std::stringstream ss(line);
-    std::string file, label;
-    std::getline(ss, file, ',');
-    std::getline(ss, label, ',');
-    if (!label.empty() && std::isdigit(static_cast<unsigned char>(label[0])))
-      label_of[file] = std::stoll(label);
-  }
-  const ImagePreprocess pre = builtin_model_info("cifar-resnet20").preprocess;
-  CifarJpegs r;
-  std::vector<Tensor> images;
-  for (const std::string& f : files) {
-    REQUIRE(label_of.count(f));
-    r.labels.push_back(label_of[f]);
-    images.push_back(load_image((dir / f).string(), pre));
-  }
-  r.x = stack_batch(images);
-  return r;
-}
-
-// Rows [begin, begin + n) of a float [N, ...] tensor.
-Tensor rows(const Tensor& t, int64_t begin, int64_t n) {
-  Shape s = t.shape();
-  const int64_t row = t.numel() / s[0];
-  s[0] = n;
-  Tensor out(t.dtype(), s);
-  std::copy(t.data<float>() + begin * row, t.data<float>() + (begin + n) * row, out.data<float>());
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("dynamic-quantized: ONNX Runtime's quantize_dynamic ResNet-20 runs in minfer",
           "[integer][python][slow]") {
   const fs::path dir = temp_dir("dynamic_quantized");
-  save_onnx(build_model("cifar-resnet20", (data_dir() / "models/resnet20.safetensors").string()),
-            (dir / "resnet20.onnx").string());
-  const CifarJpegs data = cifar_jpegs();
-  save_npy(data.x, (dir / "x.npy").string());
+  const CifarJpegs data = write_resnet20_and_cifar_jpegs(dir);
   REQUIRE(run_python("ort_integer_ops.py", "dynamic '" + (dir / "resnet20.onnx").string() + "' '" +
                                                (dir / "x.npy").string() + "' '" + dir.string() +
                                                "'") == 0);
@@ -92,16 +34,12 @@ TEST_CASE("dynamic-quantized: ONNX Runtime's quantize_dynamic ResNet-20 runs in 
       load_npy((dir / "dynamic_top1.npy").string()).to_vector<int64_t>();
   REQUIRE(ort.size() == 500);
   // DynamicQuantizeLinear's range is per tensor, so run the same batches of 100 as ONNX Runtime.
+  const std::vector<int64_t> ours = top1_in_batches(s, data.x, 100);
   int agree = 0, ours_right = 0, ort_right = 0;
-  for (int64_t b = 0; b < 500; b += 100) {
-    const Tensor logits = s.run_one(rows(data.x, b, 100));
-    for (int64_t i = 0; i < 100; ++i) {
-      const float* l = logits.data<float>() + i * 10;
-      const int64_t top1 = std::max_element(l, l + 10) - l;
-      agree += top1 == ort[b + i];
-      ours_right += top1 == data.labels[b + i];
-      ort_right += ort[b + i] == data.labels[b + i];
-    }
+  for (size_t i = 0; i < 500; ++i) {
+    agree += ours[i] == ort[i];
+    ours_right += ours[i] == data.labels[i];
+    ort_right += ort[i] == data.labels[i];
   }
   WARN("dynamic-quantized ResNet-20: minfer agrees with ONNX Runtime on "
        << agree << "/500 images; accuracy vs labels: ONNX Runtime " << ort_right << "/500, minfer "

@@ -11,40 +11,10 @@ using namespace minfer;
 using namespace minfer::test;
 namespace fs = std::filesystem;
 
-namespace {
-
-// The 500 images of images/cifar10-jpeg, sorted by name, preprocessed as ResNet-20 expects.
-Tensor cifar_jpegs() {
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(data_dir() / "images" / "cifar10-jpeg"))
-    if (e.path().extension() == ".jpg") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  REQUIRE(files.size() == 500);
-  const ImagePreprocess pre = builtin_model_info("cifar-resnet20").preprocess;
-  std::vector<Tensor> images;
-  for (const std::string& f : files) images.push_back(load_image(f, pre));
-  return stack_batch(images);
-}
-
-// Rows [begin, begin + n) of a [N, ...] tensor.
-Tensor rows(const Tensor& t, int64_t begin, int64_t n) {
-  Shape s = t.shape();
-  const int64_t row = t.numel() / s[0];
-  s[0] = n;
-  Tensor out(t.dtype(), s);
-  std::copy(t.data<float>() + begin * row, t.data<float>() + (begin + n) * row, out.data<float>());
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("pre-quantized: ONNX Runtime's QDQ and QOperator ResNet-20 run int8 in minfer",
           "[conformance][python][slow]") {
   const fs::path dir = temp_dir("prequantized");
-  save_onnx(build_model("cifar-resnet20", (data_dir() / "models/resnet20.safetensors").string()),
-            (dir / "resnet20.onnx").string());
-  const Tensor x = cifar_jpegs();
-  save_npy(x, (dir / "x.npy").string());
+  const Tensor x = write_resnet20_and_cifar_jpegs(dir).x;
   REQUIRE(run_python("make_prequantized.py", std::string("'") + (dir / "resnet20.onnx").string() +
                                                  "' '" + (dir / "x.npy").string() + "' '" +
                                                  dir.string() + "'") == 0);
@@ -61,14 +31,9 @@ TEST_CASE("pre-quantized: ONNX Runtime's QDQ and QOperator ResNet-20 run int8 in
     const std::vector<int64_t> ort =
         load_npy((dir / (std::string(tag) + "_top1.npy")).string()).to_vector<int64_t>();
     REQUIRE(ort.size() == 500);
+    const std::vector<int64_t> ours = top1_in_batches(s, x, 100);
     int agree = 0;
-    for (int64_t b = 0; b < 500; b += 100) {
-      const Tensor logits = s.run_one(rows(x, b, 100));
-      for (int64_t i = 0; i < 100; ++i) {
-        const float* l = logits.data<float>() + i * 10;
-        agree += std::max_element(l, l + 10) - l == ort[b + i];
-      }
-    }
+    for (size_t i = 0; i < 500; ++i) agree += ours[i] == ort[i];
     WARN(tag << ": minfer's int8 top-1 agrees with ONNX Runtime on " << agree << "/500 images");
     CHECK(agree >= 495);  // 99 %
   }
