@@ -196,7 +196,7 @@ int cmd_demo(const Argv& argv) {
     check(fs::is_directory(images), ErrorCode::InvalidArgument,
           "--data: '" + images.string() + "' does not exist");
     ref_logits = read_reference_logits(dir / "models" / "resnet20.cifar10-png.logits.txt");
-    DemoModel m{"cifar-resnet20", weights.string(), {}, {}};
+    DemoModel m{"cifar-resnet20", weights.string(), {}, {}, {}};
     std::vector<Tensor> batch;
     const ImagePreprocess& pre = builtin_model_info(m.name).preprocess;
     for (const std::string& f : ref_logits.files) {
