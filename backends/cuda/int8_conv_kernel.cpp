@@ -1,0 +1,262 @@
+// com.minfer:QConv (NHWC, 2-D) and com.minfer:QGemm on CUDA, bit-exact with the reference:
+//
+//   acc[p, m] = init[m] + sum over k of A[p, k] * W[m, k]     (int32, wrapping)
+//   init[m]   = B[m] - x_zero_point * sum over k of W[m, k]
+//
+// which is B[m] + sum (A - x_zero_point) * W, the reference's accumulator (padding reads the
+// zero point, as in the reference). A is the im2col matrix of the NHWC input (k = (ky * kw +
+// kx) * C/group + c, rows padded to a multiple of 16 bytes) or, for a 1x1 stride-1 conv and
+// QGemm, the input rows themselves. The product runs on cuBLASLt's int8 tensor-core GEMM
+// ("cuda-int8-cublaslt", one group) or on a dp4a kernel ("cuda-int8-dp4a", any group count,
+// and sizes cuBLASLt offers no algorithm for); both are exact int32 arithmetic. The epilogue is
+// the reference's output stage (requantize, clamp, fused residual QAdd, or float output).
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/lt_int8_gemm.h"
+#include "ops/conv_geometry.h"
+#include "ops/int8/int8_ops.h"
+#include "runtime/memory_planner.h"
+
+namespace minfer::cuda {
+
+namespace {
+
+constexpr int64_t kChunkBytes = int64_t{64} << 20;  // im2col rows / accumulators per chunk
+constexpr size_t kLtWorkspace = size_t{4} << 20;
+constexpr size_t kAlign = 256;
+
+size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+
+bool static_i8(const PrepareContext& ctx, size_t i, size_t rank) {
+  return is_static(ctx, i, DType::i8) && ctx.inputs[i].shape.rank() == rank;
+}
+
+class QConvCuda final : public Kernel {
+ public:
+  explicit QConvCuda(bool try_lt) : try_lt_(try_lt) {}
+
+  // QConv in NHWC with 2 spatial dims, or QGemm; constant int8 weights and int32 bias.
+  static bool supports(const PrepareContext& ctx) {
+    const bool gemm = ctx.node.op_type == "QGemm";
+    const size_t rank = gemm ? 2 : 4;
+    if (ctx.inputs.size() < 2 || !static_i8(ctx, 0, rank) || !static_i8(ctx, 1, rank) ||
+        !ctx.inputs[1].constant || !outputs_fit(ctx))
+      return false;
+    if (!gemm && ctx.node.attrs.get_string("layout", "NCHW") != "NHWC") return false;
+    if (ctx.inputs.size() > 2 && ctx.inputs[2].present &&
+        (ctx.inputs[2].dtype != DType::i32 || !ctx.inputs[2].constant))
+      return false;
+    if (ctx.inputs.size() > 3 && ctx.inputs[3].present &&
+        (!static_i8(ctx, 3, rank) || ctx.inputs[3].shape != ctx.outputs[0].shape))
+      return false;
+    return true;
+  }
+  // cuBLASLt's GEMM takes the whole product at once (one group, one chunk), where cuBLASLt
+  // has an algorithm for its sizes.
+  static bool supports_lt(const PrepareContext& ctx) {
+    if (!supports(ctx) || ctx.node.attrs.get_int("group", 1) != 1 || !ctx.device_context)
+      return false;
+    QConvCuda probe(true);
+    probe.plan_gemm(ctx);
+    return probe.use_lt_;
+  }
+
+  void prepare(PrepareContext& ctx) override;
+  void run(RunContext& ctx) const override;
+
+ private:
+  void read_dims(const PrepareContext& ctx);
+  // Sizes of the GEMM, chunks and workspace; plans cuBLASLt's GEMM when try_lt_.
+  void plan_gemm(const PrepareContext& ctx);
+  void upload_weights(PrepareContext& ctx, const int8::OutputStage& st);
+
+  bool try_lt_;
+  bool use_lt_ = false;
+  ConvNhwc conv_;
+  int m_ = 0, mg_ = 0, group_ = 1, k_ = 0, ld_ = 0, ldc_ = 0, rows_ = 0, chunk_ = 0;
+  bool direct_ = false, residual_ = false;
+  int8_t x_zero_point_ = 0;
+  size_t col_bytes_ = 0, acc_bytes_ = 0;
+  QStage stage_;
+  DeviceBuffer weights_;  // [ldc or M][ld]: W reordered to the im2col's k order, zero padded
+  DeviceBuffer params_;   // int32 [4][M]: init, mult, shift, pre; then float [M]: scale
+  LtInt8Gemm lt_;
+};
+
+void QConvCuda::read_dims(const PrepareContext& ctx) {
+  const Shape& xs = ctx.inputs[0].shape;
+  const Shape& ws = ctx.inputs[1].shape;
+  Window2d& w = conv_.win;
+  if (ctx.node.op_type == "QGemm") {
+    // Rows of A are "pixels" of a 1x1 conv over K channels.
+    if (ws[1] != xs[1])
+      ctx.fail("weight has " + std::to_string(ws[1]) + " columns, A has " + std::to_string(xs[1]));
+    conv_.n = int(xs[0]);
+    conv_.c = conv_.cg = int(xs[1]);
+    m_ = mg_ = int(ws[0]);
+    return;
+  }
+  ConvGeometry g = conv_geometry(ctx.node, int8::nhwc_to_nchw_shape(xs), ws);
+  if (g.rank() != 2) ctx.fail("the CUDA QConv kernel supports 2-D convolutions");
+  conv_.n = int(xs[0]);
+  w.h = int(xs[1]);
+  w.w = int(xs[2]);
+  conv_.c = int(xs[3]);
+  w.oh = int(g.out_h());
+  w.ow = int(g.out_w());
+  w.kh = int(g.kernel_h());
+  w.kw = int(g.kernel_w());
+  w.sh = int(g.stride_h());
+  w.sw = int(g.stride_w());
+  w.dh = int(g.dilation_h());
+  w.dw = int(g.dilation_w());
+  w.pad_t = int(g.pad_top());
+  w.pad_l = int(g.pad_left());
+  group_ = int(g.group);
+  conv_.cg = int(g.in_channels_per_group());
+  m_ = int(g.out_channels);
+  mg_ = int(g.out_channels_per_group());
+}
+
+// Weights as [rows][ld] with k in the im2col's order, the per-channel init and the output
+// stage's parameters, to the device.
+void QConvCuda::upload_weights(PrepareContext& ctx, const int8::OutputStage& st) {
+  DeviceContext& dc = device_context(ctx);
+  const Tensor& w = *ctx.inputs[1].constant;
+  const Tensor* bias =
+      ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant : nullptr;
+  const int taps = conv_.win.kh * conv_.win.kw, cg = conv_.cg;
+  const int rows = std::max(ldc_, m_);
+  std::vector<int8_t> packed(size_t(rows) * ld_, 0);
+  std::vector<int32_t> params(size_t(4) * m_);
+  std::vector<float> scale(size_t(m_), 0.f);
+  const int8_t* wp = w.data<int8_t>();
+  for (int m = 0; m < m_; ++m) {
+    int64_t sum = 0;
+    for (int c = 0; c < cg; ++c)
+      for (int t = 0; t < taps; ++t) {
+        const int8_t v = wp[(int64_t(m) * cg + c) * taps + t];
+        packed[size_t(m) * ld_ + t * cg + c] = v;
+        sum += v;
+      }
+    const int64_t b = bias ? bias->data<int32_t>()[m] : 0;
+    params[m] = int8::wrap_int32(b - int64_t{x_zero_point_} * sum);
+    if (st.int8_out) {
+      params[m_ + m] = st.mult[m].m;
+      params[2 * m_ + m] = st.mult[m].n;
+      params[3 * m_ + m] = st.mult[m].l;
+    } else {
+      scale[m] = st.out_scale[m];
+    }
+  }
+  weights_ = upload(dc, packed);
+  std::vector<char> bytes(params.size() * 4 + scale.size() * 4);
+  std::memcpy(bytes.data(), params.data(), params.size() * 4);
+  std::memcpy(bytes.data() + params.size() * 4, scale.data(), scale.size() * 4);
+  params_ = upload(dc, bytes);
+  const int32_t* p = params_.as<int32_t>();
+  stage_.init = p;
+  stage_.mult = p + m_;
+  stage_.shift = p + 2 * m_;
+  stage_.pre = p + 3 * m_;
+  stage_.scale = reinterpret_cast<const float*>(p + 4 * m_);
+}
+
+void QConvCuda::plan_gemm(const PrepareContext& ctx) {
+  read_dims(ctx);
+  const Window2d& w = conv_.win;
+  k_ = w.kh * w.kw * conv_.cg;
+  ld_ = int(round_up(k_, 16));
+  const bool one_by_one = ctx.node.op_type == "QGemm" ||
+                          (w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pad_t == 0 &&
+                           w.pad_l == 0 && w.h == w.oh && w.w == w.ow && group_ == 1);
+  direct_ = one_by_one && conv_.c == ld_;  // the input rows are already GEMM rows
+  ldc_ = group_ == 1 ? int(round_up(m_, 4)) : m_;
+  rows_ = conv_.n * w.oh * w.ow;
+  // Rows per chunk: the im2col rows and the int32 accumulators each within kChunkBytes.
+  const int64_t per_row = std::max<int64_t>({1, direct_ ? 0 : ld_, int64_t(ldc_) * 4});
+  chunk_ = int(std::clamp<int64_t>(kChunkBytes / per_row, 1, std::max(rows_, 1)));
+  col_bytes_ = direct_ ? 0 : aligned(size_t(chunk_) * ld_);
+  acc_bytes_ = aligned(size_t(chunk_) * ldc_ * 4);
+  // B is the input itself (an arena tensor: kArenaAlignment) or the im2col buffer.
+  const uint32_t b_alignment = uint32_t(direct_ ? kArenaAlignment : kAlign);
+  use_lt_ = try_lt_ && group_ == 1 && chunk_ >= rows_ && rows_ > 0 && m_ > 0 &&
+            lt_.plan(*ctx.device_context, ldc_, rows_, ld_, ld_, direct_ ? conv_.c : ld_, ldc_,
+                     b_alignment, kLtWorkspace);
+}
+
+void QConvCuda::prepare(PrepareContext& ctx) {
+  device_context(ctx);
+  plan_gemm(ctx);
+  if (try_lt_ && !use_lt_) ctx.fail("cuBLASLt has no int8 GEMM for this node");
+  residual_ = ctx.node.op_type == "QConv" && ctx.inputs.size() > 3 && ctx.inputs[3].present;
+  const int8::OutputStage st = int8::parse_output_stage(ctx.node, m_, residual_);
+  x_zero_point_ = int8_t(int8::x_zero_point(ctx.node));
+  stage_.int8_out = st.int8_out;
+  stage_.relu = st.relu;
+  stage_.residual = st.residual;
+  stage_.zero_point = st.zero_point;
+  stage_.qmin = st.qmin;
+  stage_.qmax = st.qmax;
+  stage_.ma = st.add.ma;
+  stage_.mb = st.add.mb;
+  stage_.k = st.add.k;
+  stage_.z_zero_point = st.z_zero_point;
+  stage_.y_zero_point = st.y_zero_point;
+  stage_.y_min = st.y_min;
+  stage_.y_max = st.y_max;
+  upload_weights(ctx, st);
+  ctx.packed_inputs = {1, 2};  // weights and bias live in weights_ and params_
+  // kAlign of slack: run() aligns the workspace's start.
+  ctx.workspace_bytes = kAlign + col_bytes_ + acc_bytes_ + (use_lt_ ? lt_.workspace_bytes() : 0);
+}
+
+void QConvCuda::run(RunContext& ctx) const {
+  DeviceContext& dc = *ctx.device_context;
+  DeviceGuard guard(dc.device);
+  const int8_t* x = static_cast<const int8_t*>(ctx.inputs[0]->raw());
+  const int8_t* z = residual_ ? static_cast<const int8_t*>(ctx.inputs[3]->raw()) : nullptr;
+  char* y = static_cast<char*>(ctx.outputs[0]->raw());
+  const size_t y_size = stage_.int8_out ? 1 : 4;
+  // The im2col rows, the accumulators and cuBLASLt's workspace, each kAlign-aligned.
+  char* ws = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(ctx.workspace) + kAlign - 1) /
+                                     kAlign * kAlign);
+  int8_t* col = reinterpret_cast<int8_t*>(ws);
+  int32_t* acc = reinterpret_cast<int32_t*>(ws + col_bytes_);
+  const int8_t* w = weights_.as<int8_t>();
+  for (int p0 = 0; p0 < rows_; p0 += chunk_) {
+    const int rows = std::min(chunk_, rows_ - p0);
+    for (int g = 0; g < group_; ++g) {
+      const int8_t* a = x + int64_t(p0) * conv_.c;
+      if (!direct_) {
+        im2col_i8_nhwc(x, conv_, g, p0, rows, ld_, x_zero_point_, col, dc.stream);
+        a = col;
+      }
+      if (use_lt_)
+        lt_.run(dc, w, a, acc, ws + col_bytes_ + acc_bytes_);
+      else
+        gemm_i8_dp4a(a, ld_, w + int64_t(g) * mg_ * ld_, ld_, acc + g * mg_, ldc_, rows, mg_, ld_,
+                     dc.stream);
+    }
+    qconv_epilogue(acc, ldc_, rows, m_, stage_, z ? z + int64_t(p0) * m_ : nullptr,
+                   y + int64_t(p0) * m_ * y_size, dc.stream);
+  }
+}
+
+}  // namespace
+
+void register_int8_conv_kernels(OpRegistry& registry) {
+  // Later registrations are tried first: cuBLASLt where it applies, else dp4a.
+  for (const char* op : {"QConv", "QGemm"}) {
+    registry.register_kernel(kernel_def(kMinferDomain, op, {DType::i8}, "cuda-int8-dp4a",
+                                        QConvCuda::supports,
+                                        [] { return std::make_unique<QConvCuda>(false); }));
+    registry.register_kernel(kernel_def(kMinferDomain, op, {DType::i8}, "cuda-int8-cublaslt",
+                                        QConvCuda::supports_lt,
+                                        [] { return std::make_unique<QConvCuda>(true); }));
+  }
+}
+
+}  // namespace minfer::cuda
