@@ -14,7 +14,8 @@ std::string Node::describe() const {
 }
 
 std::string Graph::unique_value_name(const std::string& base) {
-  std::string name = base.empty() ? "v" + std::to_string(next_id_) : base;
+  std::string name = base;
+  if (name.empty()) (name = "v") += std::to_string(next_id_);  // ("v" + ...: GCC 12 -Wrestrict)
   if (!value_by_name_.count(name)) return name;
   for (int k = 1;; ++k) {
     std::string candidate = name + "_" + std::to_string(k);

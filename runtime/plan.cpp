@@ -1,5 +1,6 @@
 #include "runtime/plan.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -173,7 +174,12 @@ class PlanBuilder {
       std::fprintf(stderr, "[minfer] %-40s on %s with %s\n", n.describe().c_str(),
                    device.to_string().c_str(), step.kernel_name.c_str());
 
-    for (int id : in) step.inputs.push_back(id < 0 ? -1 : on_device(id, device));
+    for (size_t i = 0; i < in.size(); ++i) {
+      const bool packed = std::find(pctx.packed_inputs.begin(), pctx.packed_inputs.end(),
+                                    static_cast<int>(i)) != pctx.packed_inputs.end() &&
+                          in[i] >= 0 && plan_->slots[in[i]].kind == Slot::Kind::Constant;
+      step.inputs.push_back(in[i] < 0 ? -1 : packed ? in[i] : on_device(in[i], device));
+    }
     for (size_t i = 0; i < n.outputs.size(); ++i) {
       Slot s;
       s.kind = Slot::Kind::Arena;

@@ -23,6 +23,10 @@ struct PrepareContext {
   Device device;
   DeviceContext* device_context = nullptr;
   size_t workspace_bytes = 0;  // the kernel sets this: scratch memory it needs per run
+  // The kernel may add indices of constant inputs that it copied into its own form at
+  // prepare and never reads at run time; the planner then does not upload them to the device
+  // (run() still gets the host tensor there).
+  std::vector<int> packed_inputs;
 
   [[noreturn]] void fail(const std::string& message) const;  // InvalidModel naming the node
 };
