@@ -15,16 +15,6 @@ Table::Table(std::vector<std::string> header, std::string align)
 void Table::add(std::vector<std::string> row) {
   row.resize(header_.size());
   rows_.push_back(std::move(row));
-  spans_.emplace_back();
-  span_at_.push_back(header_.size());
-}
-
-void Table::add_span(std::vector<std::string> leading, std::string text) {
-  const size_t at = std::min(leading.size(), header_.size());
-  leading.resize(header_.size());
-  rows_.push_back(std::move(leading));
-  spans_.push_back(std::move(text));
-  span_at_.push_back(at);
 }
 
 std::string Table::str(const std::string& indent, bool header) const {
@@ -32,17 +22,11 @@ std::string Table::str(const std::string& indent, bool header) const {
   for (size_t c = 0; c < header_.size(); ++c) {
     width[c] = header_[c].size();
     if (!header) width[c] = 0;
-    for (size_t r = 0; r < rows_.size(); ++r)
-      if (c < span_at_[r]) width[c] = std::max(width[c], rows_[r][c].size());
+    for (const auto& row : rows_) width[c] = std::max(width[c], row[c].size());
   }
-  auto render = [&](const std::vector<std::string>& cells, size_t span_at = SIZE_MAX,
-                    const std::string& span = "") {
+  auto render = [&](const std::vector<std::string>& cells) {
     std::string line = indent;
     for (size_t c = 0; c < cells.size(); ++c) {
-      if (c == span_at) {
-        line += span;
-        break;
-      }
       const size_t pad = width[c] - cells[c].size();
       const bool last = c + 1 == cells.size();
       if (align_[c] == 'r')
@@ -56,7 +40,7 @@ std::string Table::str(const std::string& indent, bool header) const {
   };
   std::string out;
   if (!header) {
-    for (size_t r = 0; r < rows_.size(); ++r) out += render(rows_[r], span_at_[r], spans_[r]);
+    for (const auto& row : rows_) out += render(row);
     return out;
   }
   out = render(header_);
@@ -64,7 +48,7 @@ std::string Table::str(const std::string& indent, bool header) const {
   for (size_t c = 0; c < width.size(); ++c)
     rule += std::string(width[c], '-') + (c + 1 < width.size() ? "  " : "");
   out += rule + "\n";
-  for (size_t r = 0; r < rows_.size(); ++r) out += render(rows_[r], span_at_[r], spans_[r]);
+  for (const auto& row : rows_) out += render(row);
   return out;
 }
 

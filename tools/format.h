@@ -14,9 +14,6 @@ class Table {
   // `align` per column: 'l' or 'r' (default 'l').
   explicit Table(std::vector<std::string> header, std::string align = "");
   void add(std::vector<std::string> row);
-  // A row whose first cells are `leading` and whose rest is one free text (it does not
-  // widen the columns it runs across).
-  void add_span(std::vector<std::string> leading, std::string text);
   size_t rows() const { return rows_.size(); }
   // Without `header`, only the rows (a key/value list).
   std::string str(const std::string& indent = "", bool header = true) const;
@@ -25,8 +22,6 @@ class Table {
   std::vector<std::string> header_;
   std::string align_;
   std::vector<std::vector<std::string>> rows_;
-  std::vector<std::string> spans_;  // per row: "" or the free text after the leading cells
-  std::vector<size_t> span_at_;     // per row: index of the first spanned column
 };
 
 std::string fixed(double v, int decimals);    // "3.14"
