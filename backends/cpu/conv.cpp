@@ -114,11 +114,26 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   if (method_ != Method::Depthwise && weight_.defined())
     for (int64_t g = 0; g < d.group; ++g)
       packed_.emplace_back(weight_.data<float>() + g * d.mg * k, d.mg, k, k, tile_cols_);
-  // Per thread: the im2col tile, then the packing scratch of the GEMM.
-  // (Tiles may end up to kTileAlign longer than tile_cols_ when run() rebalances them.)
-  col_floats_ =
-      method_ == Method::Im2col ? round_up(k * std::min(p, tile_cols_ + kTileAlign), 16) : 0;
-  slice_floats_ = col_floats_ + (packed_.empty() ? 0 : int64_t(packed_[0].scratch_floats()));
+  // Per thread: the im2col tile (packed for the GEMM, or row-major for run-time weights), the
+  // padded input copy that the packed im2col reads, and the GEMM's packing scratch for the
+  // 1x1 path. (Tiles may end up to kTileAlign longer than tile_cols_ when run() rebalances
+  // them.)
+  const int64_t max_cols = std::min(p, tile_cols_ + kTileAlign);
+  const bool packed_im2col = method_ == Method::Im2col && !packed_.empty();
+  col_floats_ = method_ != Method::Im2col ? 0
+                : packed_im2col           ? round_up(packed_[0].packed_floats(max_cols), 16)
+                                          : round_up(k * max_cols, 16);
+  // The padded input copy: the input rows of the output rows a tile touches (at most
+  // ceil(max_cols / ow) + 1), and the columns that any output column reads.
+  pad_w_ = (d.ow - 1) * d.sw + (d.kw - 1) * d.dw + 1;
+  pad_rows_ = std::min(d.oh, ceil_div(max_cols, std::max<int64_t>(d.ow, 1)) + 1) * d.sh +
+              (d.kh - 1) * d.dh;
+  pad_floats_ = packed_im2col ? round_up(d.cg * pad_rows_ * pad_w_, 16) : 0;
+  tap_offset_.clear();
+  for (int64_t i = 0; i < d.kh; ++i)
+    for (int64_t j = 0; j < d.kw; ++j) tap_offset_.push_back(i * d.dh * pad_w_ + j * d.dw);
+  const bool scratch = !packed_.empty() && !packed_im2col;
+  slice_floats_ = col_floats_ + pad_floats_ + (scratch ? int64_t(packed_[0].scratch_floats()) : 0);
   ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
 }
 
@@ -202,6 +217,88 @@ void ConvKernel::im2col(const float* x, int64_t k0, int64_t k1, int64_t p0, int6
   }
 }
 
+int64_t ConvKernel::pad_input(const float* x, int64_t p0, int64_t np, float* pad) const {
+  const Dims& d = d_;
+  const int64_t oh0 = p0 / d.ow, oh1 = (p0 + np - 1) / d.ow;  // output rows, inclusive
+  const int64_t rows = (oh1 - oh0) * d.sh + (d.kh - 1) * d.dh + 1;
+  const int64_t ih0 = oh0 * d.sh - d.pad_t;
+  // Padded column u is input column u - pad_l.
+  const int64_t u0 = std::min(d.pad_l, pad_w_), u1 = std::clamp(d.pad_l + d.w, u0, pad_w_);
+  for (int64_t c = 0; c < d.cg; ++c) {
+    float* dst = pad + c * pad_rows_ * pad_w_;
+    for (int64_t v = 0; v < rows; ++v, dst += pad_w_) {
+      const int64_t ih = ih0 + v;
+      if (ih < 0 || ih >= d.h) {
+        std::fill(dst, dst + pad_w_, 0.f);
+        continue;
+      }
+      std::fill(dst, dst + u0, 0.f);
+      if (u1 > u0) std::copy_n(x + (c * d.h + ih) * d.w + (u0 - d.pad_l), u1 - u0, dst + u0);
+      std::fill(dst + u1, dst + pad_w_, 0.f);
+    }
+  }
+  return oh0;
+}
+
+void ConvKernel::im2col_packed(const float* pad, int64_t oh0, int64_t p0, int64_t np,
+                               int64_t kc, float* dst) const {
+  const Dims& d = d_;
+  const int64_t k = d.k(), taps = d.kh * d.kw;
+  const int64_t block_stride = PackedWeights::packed_stride(np);
+  const int64_t plane = pad_rows_ * pad_w_, sw = d.sw;
+  const int64_t* tap_offset = tap_offset_.data();
+  // A panel's columns are output positions, cut into runs along output rows: n columns that
+  // read pad[... + base + tap offset], every sw-th float, and go to the panel's columns q...
+  struct Run {
+    int64_t base, n, q;
+  };
+  Run runs[PackedWeights::kMaxPanelWidth];
+  for (int64_t q0 = 0; q0 < np;) {
+    const int64_t w = PackedWeights::panel_width(np, q0);
+    int nruns = 0;
+    int64_t oh = (p0 + q0) / d.ow, ow0 = (p0 + q0) % d.ow;
+    for (int64_t left = w, q = 0; left > 0; ++oh, ow0 = 0) {
+      const int64_t n = std::min(d.ow - ow0, left);
+      runs[nruns++] = {(oh - oh0) * d.sh * pad_w_ + ow0 * sw, n, q};
+      q += n;
+      left -= n;
+    }
+    for (int64_t k2 = 0; k2 < k; k2 += kc) {
+      const int64_t kb = std::min(kc, k - k2);
+      float* out = dst + k2 * block_stride + q0 * kb;
+      // Row k of the matrix is input channel c, kernel tap t; counted without divisions.
+      int64_t t = k2 % taps;
+      const float* xc = pad + k2 / taps * plane;
+      if (nruns == 1 && w == 24 && sw == 1) {  // the common case: fixed-size copies
+        const float* src = xc + runs[0].base;
+        for (int64_t kk = 0; kk < kb; ++kk, ++t, out += 24) {
+          if (t == taps) t = 0, src += plane;
+          const float* s = src + tap_offset[t];
+          for (int e = 0; e < 24; ++e) out[e] = s[e];
+        }
+        continue;
+      }
+      for (int64_t kk = 0; kk < kb; ++kk, ++t, out += w) {
+        if (t == taps) t = 0, xc += plane;
+        const float* src = xc + tap_offset[t];
+        for (int r = 0; r < nruns; ++r) {
+          const float* s = src + runs[r].base;
+          float* o = out + runs[r].q;
+          const int64_t n = runs[r].n;
+          if (sw == 1) {
+            for (int64_t e = 0; e < n; ++e) o[e] = s[e];
+          } else if (sw == 2) {  // a constant stride lets the compiler vectorize the gather
+            for (int64_t e = 0; e < n; ++e) o[e] = s[2 * e];
+          } else {
+            for (int64_t e = 0; e < n; ++e) o[e] = s[e * sw];
+          }
+        }
+      }
+    }
+    q0 += w;
+  }
+}
+
 void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) const {
   const Dims& d = d_;
   const int64_t p = d.p(), k = d.k();
@@ -234,22 +331,30 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
   const int64_t image_stride = d.c * d.h * d.w, group_stride = d.cg * d.h * d.w;
   parallel_region(threads, [&](int tid, int nt) {
     float* col = use_col ? workspace + tid * slice_floats_ : nullptr;
-    float* scratch = workspace + tid * slice_floats_ + col_floats_;
+    float* pad = workspace + tid * slice_floats_ + col_floats_;
+    float* scratch = pad + pad_floats_;
     for (int64_t u = split_begin(units, nt, tid); u < split_begin(units, nt, tid + 1); ++u) {
       int64_t n, g, p0, np;
       locate(u, n, g, p0, np);
       if (np <= 0) continue;
-      // im2col of the tile, unless the input itself is the GEMM operand (1x1).
       const float* x = op.x + n * image_stride + g * group_stride;
-      if (col) im2col(x, 0, k, p0, np, col);
-      MatrixRef b = col ? MatrixRef{col, np} : MatrixRef{x + p0, p};
       const int64_t m0 = g * d.mg, m1 = m0 + d.mg;
       float* y = op.y + (n * d.m + m0) * p + p0;
-      fill_output(op, n, m0, m1, p0, np);
-      if (!packed_.empty())
-        packed_[g].multiply(0, d.mg, b.data, b.ld, np, y, p, scratch);
-      else
-        sgemm_acc(d.mg, np, k, 1.f, {op.w + m0 * k, k}, b, y, p);
+      if (col && !packed_.empty()) {
+        const int64_t oh0 = pad_input(x, p0, np, pad);
+        im2col_packed(pad, oh0, p0, np, packed_[g].depth_block(), col);
+        fill_output(op, n, m0, m1, p0, np);
+        packed_[g].multiply_packed(0, d.mg, col, np, y, p);
+      } else {
+        // im2col of the tile, unless the input itself is the GEMM operand (1x1).
+        if (col) im2col(x, 0, k, p0, np, col);
+        MatrixRef b = col ? MatrixRef{col, np} : MatrixRef{x + p0, p};
+        fill_output(op, n, m0, m1, p0, np);
+        if (!packed_.empty())
+          packed_[g].multiply(0, d.mg, b.data, b.ld, np, y, p, scratch);
+        else
+          sgemm_acc(d.mg, np, k, 1.f, {op.w + m0 * k, k}, b, y, p);
+      }
       finish_output(op, n, m0, m1, p0, np);
     }
   });

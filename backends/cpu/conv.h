@@ -10,9 +10,11 @@
 // Strategy: a 1x1, stride-1, unpadded conv is a GEMM on the input itself; depthwise convs
 // (one input channel per group) use a direct loop; everything else is im2col into the
 // workspace, a tile of output columns at a time, followed by a GEMM. Constant weights are
-// packed once at prepare for the GEMM micro-kernel (packed_gemm.h); run-time weights go
-// through the plain GEMM. Output tiles are pre-filled with bias (+ residual) so that the GEMM
-// accumulates onto them, and the clamp runs while the tile is still in cache.
+// packed once at prepare for the GEMM micro-kernel (packed_gemm.h), and im2col then writes
+// the tile straight in the micro-kernel's packed format, from a zero-padded copy of the input
+// rows it reads; run-time weights go through the plain GEMM. Output tiles are pre-filled
+// with bias (+ residual) so that the GEMM accumulates onto them, and the clamp runs while the
+// tile is still in cache.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +60,15 @@ class ConvKernel final : public Kernel {
   // Rows [k0, k1) of the im2col matrix of one image and group (x: its first input channel)
   // for output positions [p0, p0 + np), written to col with row stride np.
   void im2col(const float* x, int64_t k0, int64_t k1, int64_t p0, int64_t np, float* col) const;
+  // The input rows that output positions [p0, p0 + np) read, all channels of the group,
+  // copied with their zero padding into pad (pad_rows_ rows of pad_w_ floats per channel), so
+  // that im2col_packed needs no bounds checks. Returns the first output row of the tile.
+  int64_t pad_input(const float* x, int64_t p0, int64_t np, float* pad) const;
+  // The im2col matrix of those positions, read from pad_input's copy and written straight into
+  // the packed layout of PackedWeights::multiply_packed (depth blocks of kc rows): the GEMM
+  // then skips its own packing pass over the tile.
+  void im2col_packed(const float* pad, int64_t oh0, int64_t p0, int64_t np, int64_t kc,
+                     float* dst) const;
   // Pre-fills Y rows [m0, m1) (absolute channels), columns [p0, p0+np) of image n.
   void fill_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,
                    int64_t np) const;
@@ -70,6 +81,8 @@ class ConvKernel final : public Kernel {
   int64_t tile_cols_ = 0;                      // output positions per tile (run() may rebalance)
   int threads_ = 1;                            // workspace is sized for this many threads
   int64_t col_floats_ = 0, slice_floats_ = 0;  // per-thread workspace: im2col tile + scratch
+  int64_t pad_rows_ = 0, pad_w_ = 0, pad_floats_ = 0;  // pad_input's copy (per thread)
+  std::vector<int64_t> tap_offset_;  // per kernel tap: its offset in a channel of that copy
   Tensor weight_, bias_;  // constant inputs (shared, not copied); undefined = read per run
   std::vector<PackedWeights> packed_;  // constant weights packed per group, for the GEMM
   bool has_bias_ = false, has_residual_ = false;

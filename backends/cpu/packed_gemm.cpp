@@ -23,6 +23,9 @@ using PackRhs =
     Eigen::internal::gemm_pack_rhs<float, Index, RhsMapper, Traits::nr, Eigen::ColMajor>;
 using Gebp = Eigen::internal::gebp_kernel<float, float, Index, ResMapper, Traits::mr, Traits::nr,
                                           false, false>;
+static_assert(Traits::mr == 3 * Traits::LhsProgress &&
+                  Traits::mr <= minfer::cpu::PackedWeights::kMaxPanelWidth,
+              "panel_width() assumes the micro-kernel's panels of 3 packets");
 static_assert(Traits::nr == 4, "the row ranges of multiply() assume panels of 4 rows of W");
 
 constexpr std::align_val_t kAlign{64};
@@ -72,6 +75,45 @@ void PackedWeights::multiply(int64_t r0, int64_t r1, const float* x, int64_t ldx
         const int64_t nb = std::min(nc_, r1 - j2);
         gebp(res.getSubMapper(i2, j2), scratch, panel + j2 * kb, mb, kb, nb, 1.f);
       }
+    }
+  }
+}
+
+// (Packet types are SIMD vector types, whose attributes template arguments drop: harmless.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-attributes"
+int64_t PackedWeights::panel_width(int64_t n, int64_t q0) {
+  // The peeling of gemm_pack_lhs (ColMajor): panels of 3, 2 and 1 packets, of a half and a
+  // quarter packet where those are smaller, then single rows.
+  using Packet = Traits::LhsPacket4Packing;
+  using Half = Eigen::internal::unpacket_traits<Packet>::half;
+  using Quarter = Eigen::internal::unpacket_traits<Half>::half;
+  constexpr int64_t p = Eigen::internal::unpacket_traits<Packet>::size;
+  constexpr int64_t half = Eigen::internal::unpacket_traits<Half>::size;
+  constexpr int64_t quarter = Eigen::internal::unpacket_traits<Quarter>::size;
+  static_assert(p == Traits::LhsProgress, "one packet per LhsProgress rows");
+  const int64_t r = n - q0;
+  if (r >= 3 * p) return 3 * p;
+  if (r >= 2 * p) return 2 * p;
+  if (r >= p) return p;
+  if (half < p && r >= half) return half;
+  if (quarter < half && r >= quarter) return quarter;
+  return 1;
+}
+#pragma GCC diagnostic pop
+
+void PackedWeights::multiply_packed(int64_t r0, int64_t r1, const float* xp, int64_t n,
+                                   float* y, int64_t ldy) const {
+  if (r0 >= r1 || n <= 0) return;
+  ResMapper res(y, ldy);
+  Gebp gebp;
+  const int64_t block_stride = packed_stride(n);
+  for (int64_t k2 = 0; k2 < k_; k2 += kc_) {
+    const int64_t kb = std::min(kc_, k_ - k2);
+    const float* panel = data_.get() + k2 * m_;
+    for (int64_t j2 = r0; j2 < r1; j2 += nc_) {
+      const int64_t nb = std::min(nc_, r1 - j2);
+      gebp(res.getSubMapper(0, j2), xp + k2 * block_stride, panel + j2 * kb, n, kb, nb, 1.f);
     }
   }
 }

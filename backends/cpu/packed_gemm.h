@@ -31,6 +31,24 @@ class PackedWeights {
   void multiply(int64_t r0, int64_t r1, const float* x, int64_t ldx, int64_t n, float* y,
                 int64_t ldy, float* scratch) const;
 
+  // The same product with X already in the micro-kernel's packed format, so that a producer
+  // such as im2col can write it directly instead of having it copied once more. Layout of a
+  // packed X [k, n]: depth blocks of depth_block() rows, block b at offset
+  // b * depth_block() * packed_stride(n); in a block of depth kb, the columns form panels
+  // (widths from panel_width()), and the panel that starts at column q0 with width w holds
+  // element (kk, q) at q0 * kb + kk * w + (q - q0). `xp` is 64-byte aligned.
+  void multiply_packed(int64_t r0, int64_t r1, const float* xp, int64_t n, float* y,
+                       int64_t ldy) const;
+  int64_t depth_block() const { return kc_; }
+  // Floats of a packed X [k_, n], and per row of depth (so depth block b starts at
+  // b * depth_block() * packed_stride(n)).
+  int64_t packed_floats(int64_t n) const { return k_ * packed_stride(n); }
+  static int64_t packed_stride(int64_t n) { return (n + 15) / 16 * 16; }
+  // Width of the panel that starts at column q0 of n, as Eigen's gemm_pack_lhs cuts them: with
+  // AVX, 24 while they last, then at most one each of 16, 8 and 4, then single columns.
+  static int64_t panel_width(int64_t n, int64_t q0);
+  static constexpr int64_t kMaxPanelWidth = 48;  // (AVX-512)
+
  private:
   int64_t m_ = 0, k_ = 0;
   int64_t kc_ = 0, mc_ = 0, nc_ = 0;  // Eigen's cache blocking (depth, X columns, W rows)
