@@ -7,10 +7,6 @@
 namespace minfer::test {
 namespace {
 
-struct ConvCase {
-  int64_t n, h, w, c, m, kh, kw, stride, pad, group, dilation;
-};
-
 // Runs the case on each named kernel that accepts it and compares with the reference;
 // returns how many kernels ran it.
 int require_int8_equal(const NodeCase& c, DeviceContext& dc,
@@ -33,7 +29,7 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
   }
   auto dc = cuda::create_context(0);
   const std::vector<std::string> kernels = {"cuda-int8-dp4a", "cuda-int8-cublaslt"};
-  const ConvCase cases[] = {
+  const QConvShape cases[] = {
       {1, 8, 8, 16, 16, 3, 3, 1, 1, 1, 1},   {2, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1},
       {1, 9, 9, 17, 33, 3, 3, 2, 1, 1, 1},   {3, 6, 5, 32, 24, 1, 1, 1, 0, 1, 1},
       {1, 11, 11, 16, 7, 1, 1, 2, 0, 1, 1},  {1, 10, 10, 12, 12, 3, 3, 1, 1, 12, 1},
@@ -44,45 +40,14 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
       {8, 14, 14, 64, 128, 3, 3, 2, 1, 1, 1}};
   std::mt19937 rng(42);
   int lt_runs = 0;
-  for (const ConvCase& cc : cases) {
-    for (int variant = 0; variant < 4; ++variant) {  // plain, relu + pre-shift, residual, float
-      INFO("n" << cc.n << " h" << cc.h << " w" << cc.w << " c" << cc.c << " m" << cc.m << " k"
-               << cc.kh << "x" << cc.kw << " s" << cc.stride << " p" << cc.pad << " g" << cc.group
-               << " d" << cc.dilation << " variant " << variant);
-      Tensor x = random_i8(Shape{cc.n, cc.h, cc.w, cc.c}, rng);
-      Tensor w = random_i8(Shape{cc.m, cc.c / cc.group, cc.kh, cc.kw}, rng, -127, 127);
-      Tensor b = random_i32(Shape{cc.m}, rng, -20000, 20000);
-      std::vector<float> sw(cc.m);
-      for (auto& s : sw) s = std::uniform_real_distribution<float>(0.002f, 0.02f)(rng);
+  for (const QConvShape& cc : cases) {
+    for (QConvVariant variant : kQConvVariants) {
+      INFO(cc << " " << qconv_variant_name(variant));
       Attributes a;
-      a.set("layout", std::string("NHWC"));
-      a.set("kernel_shape", std::vector<int64_t>{cc.kh, cc.kw});
-      a.set("strides", std::vector<int64_t>{cc.stride, cc.stride});
-      a.set("pads", std::vector<int64_t>{cc.pad, cc.pad, cc.pad, cc.pad});
-      a.set("dilations", std::vector<int64_t>{cc.dilation, cc.dilation});
-      a.set("group", cc.group);
-      a.set("x_scale", 0.04f);
-      a.set("x_zero_point", int64_t{std::uniform_int_distribution<int>(-128, 127)(rng)});
-      a.set("w_scale", sw);
-      NodeCase c{"QConv", kMinferDomain, a, {x, w, b}, {1, 2}};
-      if (variant != 3) {
-        c.attrs.set("y_scale", variant == 1 ? 0.0001f : 0.5f);  // 0.0001: multipliers >= 0.25
-        c.attrs.set("y_zero_point", int64_t{-7});
-      }
-      if (variant == 1) c.attrs.set("y_min", int64_t{-7});
-      if (variant == 2) {
-        const Tensor y0 = run_reference_case(c);
-        c.inputs.push_back(random_i8(y0.shape(), rng));
-        c.attrs.set("conv_scale", 0.5f);
-        c.attrs.set("conv_zero_point", int64_t{-7});
-        c.attrs.set("conv_min", int64_t{-7});
-        c.attrs.set("z_scale", 0.3f);
-        c.attrs.set("z_zero_point", int64_t{12});
-        c.attrs.set("y_scale", 0.6f);
-        c.attrs.set("y_zero_point", int64_t{3});
-        c.attrs.set("y_max", int64_t{100});
-      }
-      if (variant == 3) c.attrs.set("activation", std::string("Relu"));
+      std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
+      NodeCase c{"QConv", kMinferDomain, a, in, {1, 2}};
+      if (variant == QConvVariant::Residual)
+        add_qconv_residual(c.inputs, run_reference_case(c).shape(), rng, c.attrs);
       const int ran = require_int8_equal(c, *dc, kernels);
       REQUIRE(ran >= 1);
       lt_runs += ran - 1;

@@ -1,6 +1,7 @@
 // Helpers for the int8 tests: random int8 tensors and running one op's reference kernel.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,74 @@ inline std::vector<Tensor> run_ref(const std::string& op, const std::string& dom
                                      : nullptr);
   Node* n = g.add_node(op, "node", vs, outputs, a, domain);
   return OpRegistry::global().get_op(domain, op).reference(*n, inputs);
+}
+
+// One NHWC QConv test: input [n,h,w,c], weights [m, c/group, kh, kw].
+struct QConvShape {
+  int64_t n, h, w, c, m, kh, kw, stride, pad, group, dilation;
+};
+
+// The QConv variants the kernel tests cover: plain int8 output, Relu with a small output scale
+// (multipliers >= 0.25, so the pre-shift path), the fused residual add, and float output.
+enum class QConvVariant { Plain, ReluPreShift, Residual, FloatOut };
+inline constexpr QConvVariant kQConvVariants[] = {QConvVariant::Plain, QConvVariant::ReluPreShift,
+                                                  QConvVariant::Residual, QConvVariant::FloatOut};
+
+// Random inputs {x, w, b} and the attributes of `s` in `variant`. For Residual the caller adds
+// the residual input z (shaped like the output) with add_qconv_residual.
+inline std::vector<Tensor> make_qconv(const QConvShape& s, QConvVariant variant,
+                                      std::mt19937& rng, Attributes& a) {
+  Tensor x = random_i8(Shape{s.n, s.h, s.w, s.c}, rng);
+  Tensor w = random_i8(Shape{s.m, s.c / s.group, s.kh, s.kw}, rng, -127, 127);
+  Tensor b = random_i32(Shape{s.m}, rng, -20000, 20000);
+  std::vector<float> sw(s.m);
+  for (auto& v : sw) v = std::uniform_real_distribution<float>(0.002f, 0.02f)(rng);
+  a.set("layout", std::string("NHWC"));
+  a.set("kernel_shape", std::vector<int64_t>{s.kh, s.kw});
+  a.set("strides", std::vector<int64_t>{s.stride, s.stride});
+  a.set("pads", std::vector<int64_t>{s.pad, s.pad, s.pad, s.pad});
+  a.set("dilations", std::vector<int64_t>{s.dilation, s.dilation});
+  a.set("group", s.group);
+  a.set("x_scale", 0.04f);
+  a.set("x_zero_point", int64_t{std::uniform_int_distribution<int>(-128, 127)(rng)});
+  a.set("w_scale", sw);
+  if (variant != QConvVariant::FloatOut) {
+    a.set("y_scale", variant == QConvVariant::ReluPreShift ? 0.0001f : 0.5f);
+    a.set("y_zero_point", int64_t{-7});
+  }
+  if (variant == QConvVariant::ReluPreShift) a.set("y_min", int64_t{-7});
+  if (variant == QConvVariant::FloatOut) a.set("activation", std::string("Relu"));
+  return {x, w, b};
+}
+
+// Appends the residual input (random, of the output's shape) and its attributes.
+inline void add_qconv_residual(std::vector<Tensor>& inputs, const Shape& y_shape,
+                               std::mt19937& rng, Attributes& a) {
+  inputs.push_back(random_i8(y_shape, rng));
+  a.set("conv_scale", 0.5f);
+  a.set("conv_zero_point", int64_t{-7});
+  a.set("conv_min", int64_t{-7});
+  a.set("z_scale", 0.3f);
+  a.set("z_zero_point", int64_t{12});
+  a.set("y_scale", 0.6f);
+  a.set("y_zero_point", int64_t{3});
+  a.set("y_max", int64_t{100});
+}
+
+inline std::ostream& operator<<(std::ostream& o, const QConvShape& s) {
+  return o << "n" << s.n << " h" << s.h << " w" << s.w << " c" << s.c << " m" << s.m << " k"
+           << s.kh << "x" << s.kw << " s" << s.stride << " p" << s.pad << " g" << s.group << " d"
+           << s.dilation;
+}
+
+inline const char* qconv_variant_name(QConvVariant v) {
+  switch (v) {
+    case QConvVariant::Plain: return "plain";
+    case QConvVariant::ReluPreShift: return "relu + pre-shift";
+    case QConvVariant::Residual: return "residual";
+    case QConvVariant::FloatOut: return "float out";
+  }
+  return "?";
 }
 
 // Number of elements where two int8 tensors differ, and the largest difference.

@@ -54,15 +54,11 @@ struct IsaGuard {
   ~IsaGuard() { cpu::reset_int8_isa(); }
 };
 
-struct ConvCase {
-  int64_t n, h, w, c, m, kh, kw, stride, pad, group, dilation;
-};
-
 }  // namespace
 
 TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "[int8]") {
   IsaGuard guard;
-  const ConvCase cases[] = {
+  const QConvShape cases[] = {
       {1, 8, 8, 16, 16, 3, 3, 1, 1, 1, 1},  {2, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1},
       {1, 9, 9, 17, 33, 3, 3, 2, 1, 1, 1},  {3, 6, 5, 8, 24, 1, 1, 1, 0, 1, 1},
       {1, 11, 11, 16, 7, 1, 1, 2, 0, 1, 1}, {1, 10, 10, 12, 12, 3, 3, 1, 1, 12, 1},
@@ -73,48 +69,16 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
   std::mt19937 rng(42);
   for (cpu::Int8Isa isa : cpu::supported_int8_isas()) {
     cpu::set_int8_isa(isa);
-    for (const ConvCase& cc : cases) {
-      for (int variant = 0; variant < 4; ++variant) {  // plain, relu + pre-shift, residual, float
-        INFO(cpu::int8_isa_name(isa)
-             << " n" << cc.n << " h" << cc.h << " w" << cc.w << " c" << cc.c << " m" << cc.m << " k"
-             << cc.kh << "x" << cc.kw << " s" << cc.stride << " p" << cc.pad << " g" << cc.group
-             << " d" << cc.dilation << " variant " << variant);
-        Tensor x = random_i8(Shape{cc.n, cc.h, cc.w, cc.c}, rng);
-        Tensor w = random_i8(Shape{cc.m, cc.c / cc.group, cc.kh, cc.kw}, rng, -127, 127);
-        Tensor b = random_i32(Shape{cc.m}, rng, -20000, 20000);
-        std::vector<float> sw(cc.m);
-        for (auto& s : sw) s = std::uniform_real_distribution<float>(0.002f, 0.02f)(rng);
+    for (const QConvShape& cc : cases) {
+      for (QConvVariant variant : kQConvVariants) {
+        INFO(cpu::int8_isa_name(isa) << " " << cc << " " << qconv_variant_name(variant));
         Attributes a;
-        a.set("layout", std::string("NHWC"));
-        a.set("kernel_shape", std::vector<int64_t>{cc.kh, cc.kw});
-        a.set("strides", std::vector<int64_t>{cc.stride, cc.stride});
-        a.set("pads", std::vector<int64_t>{cc.pad, cc.pad, cc.pad, cc.pad});
-        a.set("dilations", std::vector<int64_t>{cc.dilation, cc.dilation});
-        a.set("group", cc.group);
-        a.set("x_scale", 0.04f);
-        a.set("x_zero_point", int64_t{std::uniform_int_distribution<int>(-128, 127)(rng)});
-        a.set("w_scale", sw);
-        std::vector<Tensor> in{x, w, b};
+        std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
         std::vector<bool> constant{false, true, true};
-        if (variant != 3) {
-          a.set("y_scale", variant == 1 ? 0.0001f : 0.5f);  // 0.0001: multipliers >= 0.25
-          a.set("y_zero_point", int64_t{-7});
-        }
-        if (variant == 1) a.set("y_min", int64_t{-7});
-        if (variant == 2) {
-          Tensor y0 = run_ref("QConv", kMinferDomain, in, a)[0];
-          in.push_back(random_i8(y0.shape(), rng));
+        if (variant == QConvVariant::Residual) {
+          add_qconv_residual(in, run_ref("QConv", kMinferDomain, in, a)[0].shape(), rng, a);
           constant.push_back(false);
-          a.set("conv_scale", 0.5f);
-          a.set("conv_zero_point", int64_t{-7});
-          a.set("conv_min", int64_t{-7});
-          a.set("z_scale", 0.3f);
-          a.set("z_zero_point", int64_t{12});
-          a.set("y_scale", 0.6f);
-          a.set("y_zero_point", int64_t{3});
-          a.set("y_max", int64_t{100});
         }
-        if (variant == 3) a.set("activation", std::string("Relu"));
         Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
         for (int threads : {1, 2})
           require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, threads), expect);
