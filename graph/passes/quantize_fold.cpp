@@ -212,6 +212,31 @@ class Folder {
     rewrite::replace_chain(g_, chain, replacement, removed_);
   }
 
+  // Replaces `n` and the activation/QuantizeLinear chain after it with one int8 node `op`
+  // (QConv, QGemm) of int8 weights `w` and int32 `bias`; false if the output stage does not fit.
+  bool emit(const char* op, Node* n, Attributes a, const Int8In& x,
+            const std::vector<float>& w_scale, const Tensor& w, const std::optional<Tensor>& bias,
+            int64_t channels) {
+    std::vector<Node*> chain;
+    Activation act;
+    std::optional<Int8Out> out;
+    output_chain(n, chain, act, out);
+    a.set("x_scale", x.scale);
+    a.set("x_zero_point", int64_t{x.zero_point});
+    a.set("w_scale", w_scale);
+    if (!set_output(a, act, out)) {  // keep only the node; the chain stays in float
+      chain.resize(1);
+      out.reset();
+      act = {};
+      set_output(a, act, out);
+    }
+    if (!stage_ok(op, n->name, a, channels, false)) return false;
+    std::vector<Value*> inputs{x.q, quant::add_unique_constant(g_, n->name + ".w_int8", w)};
+    if (bias) inputs.push_back(quant::add_unique_constant(g_, n->name + ".b_int32", *bias));
+    replace(chain, g_.add_node(op, n->name, inputs, 1, a, kMinferDomain), n->describe());
+    return true;
+  }
+
   bool fold_conv(Node* conv) {
     auto x = int8_input(conv->inputs[0]);
     auto w = int8_weight(conv->input(1));
@@ -222,26 +247,7 @@ class Folder {
     std::optional<Tensor> bias;
     if (conv->input(2) && !(bias = int32_bias(conv->input(2), x->scale, w->scale, channels)))
       return false;
-    std::vector<Node*> chain;
-    Activation act;
-    std::optional<Int8Out> out;
-    output_chain(conv, chain, act, out);
-    Attributes a = conv->attrs;
-    a.set("x_scale", x->scale);
-    a.set("x_zero_point", int64_t{x->zero_point});
-    a.set("w_scale", w->scale);
-    if (!set_output(a, act, out)) {
-      chain.resize(1);
-      out.reset();
-      act = {};
-      set_output(a, act, out);
-    }
-    if (!stage_ok("QConv", conv->name, a, channels, false)) return false;
-    std::vector<Value*> inputs{x->q, quant::add_unique_constant(g_, conv->name + ".w_int8", *w->q)};
-    if (bias) inputs.push_back(quant::add_unique_constant(g_, conv->name + ".b_int32", *bias));
-    Node* q = g_.add_node("QConv", conv->name, inputs, 1, a, kMinferDomain);
-    replace(chain, q, conv->describe());
-    return true;
+    return emit("QConv", conv, conv->attrs, *x, w->scale, *w->q, bias, channels);
   }
 
   bool fold_gemm(Node* n) {
@@ -272,26 +278,7 @@ class Folder {
         for (int64_t m = 0; m < M; ++m)
           wt.data<int8_t>()[m * K + k] = w->q->data<int8_t>()[k * M + m];
     }
-    std::vector<Node*> chain;
-    Activation act;
-    std::optional<Int8Out> out;
-    output_chain(n, chain, act, out);
-    Attributes a;
-    a.set("x_scale", x->scale);
-    a.set("x_zero_point", int64_t{x->zero_point});
-    a.set("w_scale", w->scale);
-    if (!set_output(a, act, out)) {
-      chain.resize(1);
-      out.reset();
-      act = {};
-      set_output(a, act, out);
-    }
-    if (!stage_ok("QGemm", n->name, a, channels, false)) return false;
-    std::vector<Value*> inputs{x->q, quant::add_unique_constant(g_, n->name + ".w_int8", wt)};
-    if (bias) inputs.push_back(quant::add_unique_constant(g_, n->name + ".b_int32", *bias));
-    Node* q = g_.add_node("QGemm", n->name, inputs, 1, a, kMinferDomain);
-    replace(chain, q, n->describe());
-    return true;
+    return emit("QGemm", n, {}, *x, w->scale, wt, bias, channels);
   }
 
   bool fold_add(Node* n) {
