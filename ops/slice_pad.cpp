@@ -294,33 +294,11 @@ std::vector<char> pad_value_bytes(const Node& node, const Tensor& x, const Tenso
     return bytes;
   }
   float v = node.attrs.get_float("value", 0.f);  // attribute form
-  switch (x.dtype()) {
-    case DType::f32:
-      std::memcpy(bytes.data(), &v, 4);
-      break;
-    case DType::i32: {
-      int32_t q = int32_t(v);
-      std::memcpy(bytes.data(), &q, 4);
-      break;
-    }
-    case DType::i64: {
-      int64_t q = int64_t(v);
-      std::memcpy(bytes.data(), &q, 8);
-      break;
-    }
-    case DType::i8: {
-      int8_t q = int8_t(v);
-      std::memcpy(bytes.data(), &q, 1);
-      break;
-    }
-    case DType::u8: {
-      uint8_t q = uint8_t(v);
-      std::memcpy(bytes.data(), &q, 1);
-      break;
-    }
-    default:
-      if (v != 0.f) op_fail(node, std::string("a non-zero pad value for ") + dtype_name(x.dtype()));
-  }
+  if (v == 0.f) return bytes;  // zero bytes are 0 in every dtype
+  dispatch_types<float, int32_t, int64_t, int8_t, uint8_t>(node, x.dtype(), [&](auto zero) {
+    const auto q = static_cast<decltype(zero)>(v);
+    std::memcpy(bytes.data(), &q, sizeof q);
+  });
   return bytes;
 }
 
