@@ -21,20 +21,8 @@ class MaxPoolCuda final : public Kernel {
   void prepare(PrepareContext& ctx) override {
     device_context(ctx);
     PoolGeometry g = pool_geometry(ctx.node, ctx.inputs[0].shape);
-    const bool two_d = g.rank() == 2;
     planes_ = int(g.batch * g.channels);
-    win_.h = two_d ? int(g.in_h()) : 1;
-    win_.w = int(g.input.back());
-    win_.oh = two_d ? int(g.out_h()) : 1;
-    win_.ow = int(g.output.back());
-    win_.kh = two_d ? int(g.kernel_h()) : 1;
-    win_.kw = int(g.kernel.back());
-    win_.sh = two_d ? int(g.stride_h()) : 1;
-    win_.sw = int(g.strides.back());
-    win_.dh = two_d ? int(g.dilations[0]) : 1;
-    win_.dw = int(g.dilations.back());
-    win_.pad_t = two_d ? int(g.pad_top()) : 0;
-    win_.pad_l = int(g.pads_begin.back());
+    win_ = window_2d(g);
   }
   void run(RunContext& ctx) const override {
     DeviceContext& dc = *ctx.device_context;

@@ -17,6 +17,24 @@ bool outputs_fit(const PrepareContext& ctx) {
   return !ctx.outputs.empty();
 }
 
+Window2d window_2d(const WindowGeometry& g) {
+  const bool two_d = g.rank() == 2;
+  Window2d w;
+  w.h = two_d ? int(g.in_h()) : 1;
+  w.w = int(g.input.back());
+  w.oh = two_d ? int(g.out_h()) : 1;
+  w.ow = int(g.output.back());
+  w.kh = two_d ? int(g.kernel_h()) : 1;
+  w.kw = int(g.kernel.back());
+  w.sh = two_d ? int(g.stride_h()) : 1;
+  w.sw = int(g.strides.back());
+  w.dh = two_d ? int(g.dilation_h()) : 1;
+  w.dw = int(g.dilations.back());
+  w.pad_t = two_d ? int(g.pad_top()) : 0;
+  w.pad_l = int(g.pads_begin.back());
+  return w;
+}
+
 DeviceContext& device_context(const PrepareContext& ctx) {
   if (!ctx.device_context) ctx.fail("the CUDA kernel needs a CUDA device context");
   return *ctx.device_context;

@@ -10,6 +10,7 @@
 #include "backends/cuda/cuda_context.h"
 #include "backends/cuda/launch.h"
 #include "minfer/registry.h"
+#include "ops/conv_geometry.h"
 
 namespace minfer::cuda {
 
@@ -36,6 +37,9 @@ template <typename T>
 DeviceBuffer upload(DeviceContext& ctx, const std::vector<T>& v) {
   return upload(ctx, v.data(), v.size() * sizeof(T));
 }
+
+// The window of a 1-D or 2-D conv or pool as the CUDA kernels take it (1-D: height 1).
+Window2d window_2d(const WindowGeometry& g);
 
 // A CUDA KernelDef.
 KernelDef kernel_def(const std::string& domain, const std::string& op, std::vector<DType> dtypes,
