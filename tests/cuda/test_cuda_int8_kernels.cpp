@@ -29,15 +29,8 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
   }
   auto dc = cuda::create_context(0);
   const std::vector<std::string> kernels = {"cuda-int8-dp4a", "cuda-int8-cublaslt"};
-  const QConvShape cases[] = {
-      {1, 8, 8, 16, 16, 3, 3, 1, 1, 1, 1},   {2, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1},
-      {1, 9, 9, 17, 33, 3, 3, 2, 1, 1, 1},   {3, 6, 5, 32, 24, 1, 1, 1, 0, 1, 1},
-      {1, 11, 11, 16, 7, 1, 1, 2, 0, 1, 1},  {1, 10, 10, 12, 12, 3, 3, 1, 1, 12, 1},
-      {2, 8, 8, 12, 18, 3, 3, 2, 1, 3, 1},   {1, 12, 12, 5, 6, 5, 5, 1, 2, 1, 1},
-      {1, 9, 9, 8, 8, 3, 3, 1, 2, 1, 2},     {1, 5, 6, 64, 40, 3, 3, 1, 1, 1, 1},
-      {2, 15, 15, 3, 16, 7, 7, 2, 3, 1, 1},  {4, 3, 3, 130, 67, 1, 1, 1, 0, 1, 1},
-      {1, 4, 4, 10, 10, 2, 3, 1, 0, 2, 1},   {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},
-      {8, 14, 14, 64, 128, 3, 3, 2, 1, 1, 1}};
+  std::vector<QConvShape> cases(std::begin(kQConvShapes), std::end(kQConvShapes));
+  cases.push_back({8, 14, 14, 64, 128, 3, 3, 2, 1, 1, 1});  // big enough for cuBLASLt tiles
   std::mt19937 rng(42);
   int lt_runs = 0;
   for (const QConvShape& cc : cases) {

@@ -41,6 +41,17 @@ struct QConvShape {
   int64_t n, h, w, c, m, kh, kw, stride, pad, group, dilation;
 };
 
+// The shapes the QConv kernel tests cover: 1x1 and kxk, strides, pads, groups (depthwise
+// too), dilation, odd channel counts, batch > 1.
+inline constexpr QConvShape kQConvShapes[] = {
+    {1, 8, 8, 16, 16, 3, 3, 1, 1, 1, 1},  {2, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1},
+    {1, 9, 9, 17, 33, 3, 3, 2, 1, 1, 1},  {3, 6, 5, 32, 24, 1, 1, 1, 0, 1, 1},
+    {1, 11, 11, 16, 7, 1, 1, 2, 0, 1, 1}, {1, 10, 10, 12, 12, 3, 3, 1, 1, 12, 1},
+    {2, 8, 8, 12, 18, 3, 3, 2, 1, 3, 1},  {1, 12, 12, 5, 6, 5, 5, 1, 2, 1, 1},
+    {1, 9, 9, 8, 8, 3, 3, 1, 2, 1, 2},    {1, 5, 6, 64, 40, 3, 3, 1, 1, 1, 1},
+    {2, 15, 15, 3, 16, 7, 7, 2, 3, 1, 1}, {4, 3, 3, 130, 67, 1, 1, 1, 0, 1, 1},
+    {1, 4, 4, 10, 10, 2, 3, 1, 0, 2, 1},  {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}};
+
 // The QConv variants the kernel tests cover: plain int8 output, Relu with a small output scale
 // (multipliers >= 0.25, so the pre-shift path), the fused residual add, and float output.
 enum class QConvVariant { Plain, ReluPreShift, Residual, FloatOut };

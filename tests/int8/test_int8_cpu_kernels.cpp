@@ -58,18 +58,10 @@ struct IsaGuard {
 
 TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "[int8]") {
   IsaGuard guard;
-  const QConvShape cases[] = {
-      {1, 8, 8, 16, 16, 3, 3, 1, 1, 1, 1},  {2, 7, 9, 3, 5, 3, 3, 1, 1, 1, 1},
-      {1, 9, 9, 17, 33, 3, 3, 2, 1, 1, 1},  {3, 6, 5, 8, 24, 1, 1, 1, 0, 1, 1},
-      {1, 11, 11, 16, 7, 1, 1, 2, 0, 1, 1}, {1, 10, 10, 12, 12, 3, 3, 1, 1, 12, 1},
-      {2, 8, 8, 12, 18, 3, 3, 2, 1, 3, 1},  {1, 12, 12, 5, 6, 5, 5, 1, 2, 1, 1},
-      {1, 9, 9, 8, 8, 3, 3, 1, 2, 1, 2},    {1, 5, 6, 64, 40, 3, 3, 1, 1, 1, 1},
-      {1, 15, 15, 3, 16, 7, 7, 2, 3, 1, 1}, {4, 3, 3, 130, 67, 1, 1, 1, 0, 1, 1},
-      {1, 4, 4, 10, 10, 2, 3, 1, 0, 2, 1},  {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}};
   std::mt19937 rng(42);
   for (cpu::Int8Isa isa : cpu::supported_int8_isas()) {
     cpu::set_int8_isa(isa);
-    for (const QConvShape& cc : cases) {
+    for (const QConvShape& cc : kQConvShapes) {
       for (QConvVariant variant : kQConvVariants) {
         INFO(cpu::int8_isa_name(isa) << " " << cc << " " << qconv_variant_name(variant));
         Attributes a;
