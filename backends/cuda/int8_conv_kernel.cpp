@@ -4,12 +4,17 @@
 //   init[m]   = B[m] - x_zero_point * sum over k of W[m, k]
 //
 // which is B[m] + sum (A - x_zero_point) * W, the reference's accumulator (padding reads the
-// zero point, as in the reference). A is the im2col matrix of the NHWC input (k = (ky * kw +
-// kx) * C/group + c, rows padded to a multiple of 16 bytes) or, for a 1x1 stride-1 conv and
-// QGemm, the input rows themselves. The product runs on cuBLASLt's int8 tensor-core GEMM
-// ("cuda-int8-cublaslt", one group) or on a dp4a kernel ("cuda-int8-dp4a", any group count,
-// and sizes cuBLASLt offers no algorithm for); both are exact int32 arithmetic. The epilogue is
-// the reference's output stage (requantize, clamp, fused residual QAdd, or float output).
+// zero point, as in the reference). Three paths, all exact int32 arithmetic:
+//
+// * "cuda-int8-igemm" (one group, the fast path): one implicit-GEMM kernel on the tensor cores
+//   reads A straight from the NHWC input and applies the output stage in registers
+//   (int8_igemm.cu); no workspace, any batch.
+// * "cuda-int8-cublaslt" (one group) and "cuda-int8-dp4a" (any group count): A is the im2col
+//   matrix of the NHWC input (k = (ky * kw + kx) * C/group + c, rows padded to a multiple of
+//   16 bytes) or, for a 1x1 stride-1 conv and QGemm, the input rows themselves; cuBLASLt's
+//   int8 GEMM or a dp4a kernel writes int32 accumulators, then an epilogue kernel applies the
+//   reference's output stage (requantize, clamp, fused residual QAdd, or float output). They
+//   are what grouped convs run on, and the oracles the tests hold igemm to.
 #include <algorithm>
 #include <cstring>
 
@@ -33,9 +38,11 @@ bool static_i8(const PrepareContext& ctx, size_t i, size_t rank) {
   return is_static(ctx, i, DType::i8) && ctx.inputs[i].shape.rank() == rank;
 }
 
+enum class GemmPath { Dp4a, CublasLt, Igemm };
+
 class QConvCuda final : public Kernel {
  public:
-  explicit QConvCuda(bool try_lt) : try_lt_(try_lt) {}
+  explicit QConvCuda(GemmPath path) : path_(path), try_lt_(path == GemmPath::CublasLt) {}
 
   // QConv in NHWC with 2 spatial dims, or QGemm; constant int8 weights and int32 bias.
   static bool supports(const PrepareContext& ctx) {
@@ -58,9 +65,12 @@ class QConvCuda final : public Kernel {
   static bool supports_lt(const PrepareContext& ctx) {
     if (!supports(ctx) || ctx.node.attrs.get_int("group", 1) != 1 || !ctx.device_context)
       return false;
-    QConvCuda probe(true);
+    QConvCuda probe(GemmPath::CublasLt);
     probe.plan_gemm(ctx);
     return probe.use_lt_;
+  }
+  static bool supports_igemm(const PrepareContext& ctx) {
+    return supports(ctx) && ctx.node.attrs.get_int("group", 1) == 1 && ctx.device_context;
   }
 
   void prepare(PrepareContext& ctx) override;
@@ -72,8 +82,11 @@ class QConvCuda final : public Kernel {
   void plan_gemm(const PrepareContext& ctx);
   void upload_weights(PrepareContext& ctx, const int8::OutputStage& st);
 
+  GemmPath path_;
   bool try_lt_;
   bool use_lt_ = false;
+  cuda::IgemmConv igemm_;
+  cuda::IgemmTile tile_ = cuda::IgemmTile::L128x128;
   ConvNhwc conv_;
   int m_ = 0, mg_ = 0, group_ = 1, k_ = 0, ld_ = 0, ldc_ = 0, rows_ = 0, chunk_ = 0;
   bool direct_ = false, residual_ = false;
@@ -157,6 +170,14 @@ void QConvCuda::plan_gemm(const PrepareContext& ctx) {
   read_dims(ctx);
   const Window2d& w = conv_.win;
   k_ = w.kh * w.kw * conv_.cg;
+  if (path_ == GemmPath::Igemm) {
+    ld_ = int(round_up(k_, 64));  // whole 64-byte k tiles
+    ldc_ = m_;
+    rows_ = conv_.n * w.oh * w.ow;
+    igemm_ = {conv_.c, m_, k_, ld_, rows_, 0, w};
+    tile_ = igemm_pick_tile(igemm_, ctx.device_context->sm_count);
+    return;
+  }
   ld_ = int(round_up(k_, 16));
   const bool one_by_one = ctx.node.op_type == "QGemm" ||
                           (w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pad_t == 0 &&
@@ -183,6 +204,11 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   residual_ = ctx.node.op_type == "QConv" && ctx.inputs.size() > 3 && ctx.inputs[3].present;
   const int8::OutputStage st = int8::parse_output_stage(ctx.node, m_, residual_);
   x_zero_point_ = int8_t(int8::x_zero_point(ctx.node));
+  igemm_.x_zero_point = x_zero_point_;
+  if (path_ == GemmPath::Igemm) {
+    DeviceGuard guard(ctx.device_context->device);
+    igemm_prepare(tile_);
+  }
   stage_.int8_out = st.int8_out;
   stage_.relu = st.relu;
   stage_.residual = st.residual;
@@ -199,7 +225,8 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   upload_weights(ctx, st);
   ctx.packed_inputs = {1, 2};  // weights and bias live in weights_ and params_
   // kAlign of slack: run() aligns the workspace's start.
-  ctx.workspace_bytes = kAlign + col_bytes_ + acc_bytes_ + (use_lt_ ? lt_.workspace_bytes() : 0);
+  ctx.workspace_bytes = path_ == GemmPath::Igemm ? 0
+                        : kAlign + col_bytes_ + acc_bytes_ + (use_lt_ ? lt_.workspace_bytes() : 0);
 }
 
 void QConvCuda::run(RunContext& ctx) const {
@@ -215,6 +242,10 @@ void QConvCuda::run(RunContext& ctx) const {
   int8_t* col = reinterpret_cast<int8_t*>(ws);
   int32_t* acc = reinterpret_cast<int32_t*>(ws + col_bytes_);
   const int8_t* w = weights_.as<int8_t>();
+  if (path_ == GemmPath::Igemm) {
+    qconv_igemm(x, w, igemm_, stage_, z, y, tile_, dc.stream);
+    return;
+  }
   for (int p0 = 0; p0 < rows_; p0 += chunk_) {
     const int rows = std::min(chunk_, rows_ - p0);
     for (int g = 0; g < group_; ++g) {
@@ -237,14 +268,18 @@ void QConvCuda::run(RunContext& ctx) const {
 }  // namespace
 
 void register_int8_conv_kernels(OpRegistry& registry) {
-  // Later registrations are tried first: cuBLASLt where it applies, else dp4a.
+  // Later registrations are tried first: the implicit GEMM where it applies (one group),
+  // else cuBLASLt, else dp4a.
   for (const char* op : {"QConv", "QGemm"}) {
     registry.register_kernel(kernel_def(kMinferDomain, op, {DType::i8}, "cuda-int8-dp4a",
                                         QConvCuda::supports,
-                                        [] { return std::make_unique<QConvCuda>(false); }));
-    registry.register_kernel(kernel_def(kMinferDomain, op, {DType::i8}, "cuda-int8-cublaslt",
-                                        QConvCuda::supports_lt,
-                                        [] { return std::make_unique<QConvCuda>(true); }));
+                                        [] { return std::make_unique<QConvCuda>(GemmPath::Dp4a); }));
+    registry.register_kernel(
+        kernel_def(kMinferDomain, op, {DType::i8}, "cuda-int8-cublaslt", QConvCuda::supports_lt,
+                   [] { return std::make_unique<QConvCuda>(GemmPath::CublasLt); }));
+    registry.register_kernel(
+        kernel_def(kMinferDomain, op, {DType::i8}, "cuda-int8-igemm", QConvCuda::supports_igemm,
+                   [] { return std::make_unique<QConvCuda>(GemmPath::Igemm); }));
   }
 }
 

@@ -85,6 +85,28 @@ struct QStage {
 void qconv_epilogue(const int32_t* acc, int ldc, int rows, int channels, const QStage& st,
                     const int8_t* z, void* y, cudaStream_t stream);
 
+// ---- int8_igemm.cu: QConv / QGemm as one implicit GEMM on the tensor cores ----------------
+
+// One group of an NHWC convolution (QGemm: a 1x1 conv of [N, K] "pixels") as the implicit
+// GEMM takes it: rows = N * OH * OW output pixels, m output channels, k = kh * kw * c, the
+// packed weight [m][ld] (ld a multiple of 64, zero beyond k).
+struct IgemmConv {
+  int c = 1, m = 1, k = 1, ld = 64, rows = 0;
+  int8_t x_zero_point = 0;
+  Window2d win;
+};
+// The output tile of one thread block (rows x channels).
+enum class IgemmTile { L128x128, M64x128, S64x64, XS32x64 };
+IgemmTile igemm_pick_tile(const IgemmConv& cv, int sm_count);
+const char* igemm_tile_name(IgemmTile tile);
+// Lets the tile's kernels use their shared memory on the current device (once, before
+// launches and graph captures).
+void igemm_prepare(IgemmTile tile);
+// y[p * m + c] = stage(init[c] + sum over k of A[p, k] * w[c * ld + k]), z laid out as y.
+// x, w, z 16-byte aligned.
+void qconv_igemm(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
+                 const int8_t* z, void* y, IgemmTile tile, cudaStream_t stream);
+
 // ---- int8_ops.cu: QuantizeLinear, DequantizeLinear, QAdd, pooling ------------------------
 
 // Per-element parameters: index (i / inner) % count into scale/zero_point (count 1 = per

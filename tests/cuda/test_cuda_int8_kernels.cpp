@@ -1,25 +1,30 @@
-// Every int8 CUDA kernel equals its reference kernel bit for bit: QConv and QGemm on both
-// GEMM paths (cuBLASLt and dp4a), QuantizeLinear, DequantizeLinear, QAdd, QMaxPool and
+// Every int8 CUDA kernel equals its reference kernel bit for bit: QConv and QGemm on all three
+// GEMM paths (the implicit GEMM, cuBLASLt and dp4a, each tile shape of the first), QuantizeLinear, DequantizeLinear, QAdd, QMaxPool and
 // QGlobalAveragePool.
 #include "cuda/cuda_test_util.h"
 #include "int8/int8_test_util.h"
 
+#include <map>
+
 namespace minfer::test {
 namespace {
 
-// Runs the case on each named kernel that accepts it and compares with the reference;
-// returns how many kernels ran it.
-int require_int8_equal(const NodeCase& c, DeviceContext& dc,
-                       const std::vector<std::string>& kernels) {
+const std::vector<std::string> kQConvKernels = {"cuda-int8-dp4a", "cuda-int8-cublaslt",
+                                                "cuda-int8-igemm"};
+
+// Runs the case on each QConv kernel that accepts it and compares with the reference;
+// counts the runs per kernel in `runs`.
+void require_int8_equal(const NodeCase& c, DeviceContext& dc, std::map<std::string, int>& runs) {
   const Tensor want = run_reference_case(c);
   int ran = 0;
-  for (const std::string& k : kernels) {
+  for (const std::string& k : kQConvKernels) {
     if (!cuda_kernel_for(c, dc, k)) continue;
     INFO("kernel " << k);
     require_equal(run_cuda_case(c, dc, k), want);
+    ++runs[k];
     ++ran;
   }
-  return ran;
+  REQUIRE(ran >= 1);
 }
 
 TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]") {
@@ -28,11 +33,17 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
     return;
   }
   auto dc = cuda::create_context(0);
-  const std::vector<std::string> kernels = {"cuda-int8-dp4a", "cuda-int8-cublaslt"};
   std::vector<QConvShape> cases(std::begin(kQConvShapes), std::end(kQConvShapes));
   cases.push_back({8, 14, 14, 64, 128, 3, 3, 2, 1, 1, 1});  // big enough for cuBLASLt tiles
+  // Sizes that make the implicit GEMM pick each of its tiles on a 132-multiprocessor GPU
+  // (H100, H200): 128x128, 64x128, 64x64 (k tiles spanning taps: C = 48), and 128x128 with
+  // the byte-gathered A of C = 3. The small cases above take 32x64.
+  cases.push_back({8, 28, 28, 64, 512, 1, 1, 1, 0, 1, 1});
+  cases.push_back({8, 28, 28, 64, 256, 3, 3, 1, 1, 1, 1});
+  cases.push_back({2, 28, 28, 48, 384, 3, 3, 1, 1, 1, 1});
+  cases.push_back({32, 32, 32, 3, 128, 3, 3, 1, 1, 1, 1});
   std::mt19937 rng(42);
-  int lt_runs = 0;
+  std::map<std::string, int> runs;
   for (const QConvShape& cc : cases) {
     for (QConvVariant variant : kQConvVariants) {
       INFO(cc << " " << qconv_variant_name(variant));
@@ -41,9 +52,7 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
       NodeCase c{"QConv", kMinferDomain, a, in, {1, 2}};
       if (variant == QConvVariant::Residual)
         add_qconv_residual(c.inputs, run_reference_case(c).shape(), rng, c.attrs);
-      const int ran = require_int8_equal(c, *dc, kernels);
-      REQUIRE(ran >= 1);
-      lt_runs += ran - 1;
+      require_int8_equal(c, *dc, runs);
     }
   }
   // QGemm: int8 and float outputs, odd sizes, batch > 1.
@@ -70,13 +79,14 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
                  {random_i8(Shape{n, k}, rng), random_i8(Shape{m, k}, rng, -127, 127),
                   random_i32(Shape{m}, rng, -1000, 1000)},
                  {1, 2}};
-      const int ran = require_int8_equal(c, *dc, kernels);
-      REQUIRE(ran >= 1);
-      lt_runs += ran - 1;
+      require_int8_equal(c, *dc, runs);
     }
   }
-  // cuBLASLt took most of the one-group cases (it must have been tested, not skipped).
-  CHECK(lt_runs >= 40);
+  // cuBLASLt and the implicit GEMM took most of the one-group cases (they must have been
+  // tested, not skipped), dp4a every case.
+  CHECK(runs["cuda-int8-cublaslt"] >= 40);
+  CHECK(runs["cuda-int8-igemm"] >= 60);
+  CHECK(runs["cuda-int8-dp4a"] == int(cases.size() * std::size(kQConvVariants)) + 10);
 }
 
 TEST_CASE("CUDA QuantizeLinear, DequantizeLinear and QAdd equal the reference", "[cuda][int8]") {

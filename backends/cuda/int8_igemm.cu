@@ -1,0 +1,316 @@
+// QConv / QGemm as one implicit-GEMM kernel on the int8 tensor cores (mma.sync m16n8k32, int32
+// accumulate): no im2col buffer, no int32 accumulator in memory, the output stage of
+// docs/int8.md applied in registers and written straight to the int8 (or float) output.
+//
+//   acc[p, m] = init[m] + sum over k of A[p, k] * W[m, k]
+//
+// A[p, k] is read from the NHWC input on the fly (k = (ky * kw + kx) * C + c; padding and
+// k >= K read the zero point, which W's zero columns and `init` make add nothing), W is the
+// packed weight [M][ld] (ld a multiple of kBK, zero padded). Tiles of A and W go through
+// shared memory in a cp.async pipeline of kStages; rows of 64 bytes are stored with their
+// four 16-byte chunks XOR-swizzled by row, so that ldmatrix reads are free of bank conflicts.
+#include "backends/cuda/device_util.cuh"
+#include "backends/cuda/launch.h"
+
+namespace minfer::cuda {
+
+namespace {
+
+constexpr int kBK = 64;  // bytes of k per tile row: four 16-byte chunks
+constexpr int kStages = 4;
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Byte offset of (row, 16-byte chunk) in a tile of 64-byte rows.
+__device__ __forceinline__ int swizzle(int row, int chunk) {
+  return row * kBK + ((chunk ^ ((row >> 1) & 3)) << 4);
+}
+
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
+  // src-size 0 fills the 16 bytes with zeros and reads nothing.
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_s8(int32_t (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                       uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// One output value through the stage (docs/int8.md); `z` is the residual input's value.
+__device__ __forceinline__ int8_t stage_int8(const QStage& st, int32_t acc, int m, int8_t z) {
+  const int32_t a =
+      static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(__ldg(st.init + m)));
+  int32_t t = clamp_i32(
+      requantize(a, __ldg(st.mult + m), __ldg(st.shift + m), __ldg(st.pre + m)) + st.zero_point,
+      st.qmin, st.qmax);
+  if (st.residual)
+    t = clamp_i32(
+        add_requantize(t - st.zero_point, z - st.z_zero_point, st.ma, st.mb, st.k) +
+            st.y_zero_point,
+        st.y_min, st.y_max);
+  return static_cast<int8_t>(t);
+}
+__device__ __forceinline__ float stage_float(const QStage& st, int32_t acc, int m) {
+  const int32_t a =
+      static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(__ldg(st.init + m)));
+  const float v = __fmul_rn(__int2float_rn(a), __ldg(st.scale + m));
+  return st.relu ? (v > 0.f ? v : 0.f) : v;
+}
+
+// BM x BN tile of the output per block, WM x WN warps of (BM / WM) x (BN / WN) each.
+// kVecA: C is a multiple of 16, so every 16-byte chunk of a row of A is 16 consecutive
+// channels of one input pixel (one cp.async); otherwise the chunk is gathered byte by byte.
+template <int BM, int BN, int WM, int WN, bool kVecA>
+__global__ void __launch_bounds__(WM* WN * 32)
+    igemm_kernel(const int8_t* __restrict__ x, const int8_t* __restrict__ w, IgemmConv cv,
+                 QStage st, const int8_t* __restrict__ z, void* __restrict__ y) {
+  constexpr int kThreads = WM * WN * 32;
+  constexpr int TM = BM / WM, TN = BN / WN, MT = TM / 16, NT = TN / 8;
+  constexpr int A_ITERS = BM * 4 / kThreads, B_ITERS = BN * 4 / kThreads;
+  static_assert(A_ITERS >= 1 && B_ITERS >= 1 && NT % 2 == 0, "tile shape");
+  extern __shared__ __align__(128) char smem[];
+  char* sa = smem;                           // [kStages][BM][kBK]
+  char* sb = smem + kStages * BM * kBK;      // [kStages][BN][kBK]
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warp_m = warp / WN, warp_n = warp % WN;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const Window2d& win = cv.win;
+  const int plane = win.oh * win.ow;
+  const int chunk = tid & 3;  // each thread always loads the same chunk column
+  const uint32_t zx4 = static_cast<uint8_t>(cv.x_zero_point) * 0x01010101u;
+
+  // The output pixels whose A rows this thread loads.
+  int a_img[A_ITERS], a_iy[A_ITERS], a_ix[A_ITERS];
+#pragma unroll
+  for (int i = 0; i < A_ITERS; ++i) {
+    const int p = m0 + (tid >> 2) + i * (kThreads / 4);
+    if (p < cv.rows) {
+      const int n = p / plane, r = p - n * plane, oy = r / win.ow, ox = r - oy * win.ow;
+      a_img[i] = n * win.h * win.w * cv.c;
+      a_iy[i] = oy * win.sh - win.pad_t;
+      a_ix[i] = ox * win.sw - win.pad_l;
+    } else {
+      a_img[i] = -1;
+      a_iy[i] = a_ix[i] = 0;
+    }
+  }
+
+  auto load_tile = [&](int stage, int kt) {
+    const int k = kt * kBK + chunk * 16;
+#pragma unroll
+    for (int i = 0; i < A_ITERS; ++i) {
+      const int row = (tid >> 2) + i * (kThreads / 4);
+      char* dst = sa + stage * BM * kBK + swizzle(row, chunk);
+      if constexpr (kVecA) {
+        bool ok = a_img[i] >= 0 && k < cv.k;
+        const int8_t* src = x;
+        if (ok) {
+          const int tap = k / cv.c, ch = k - tap * cv.c;
+          const int ky = tap / win.kw, kx = tap - ky * win.kw;
+          const int iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
+          ok = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
+          src = x + a_img[i] + (iy * win.w + ix) * cv.c + ch;
+        }
+        if (ok)
+          cp_async16(smem_addr(dst), src, true);
+        else
+          *reinterpret_cast<uint4*>(dst) = make_uint4(zx4, zx4, zx4, zx4);
+      } else {
+        uint32_t v[4] = {zx4, zx4, zx4, zx4};
+        if (a_img[i] >= 0) {
+          int tap = k / cv.c, ch = k - tap * cv.c;
+#pragma unroll
+          for (int j = 0; j < 16; ++j) {
+            if (k + j < cv.k) {
+              const int ky = tap / win.kw, kx = tap - ky * win.kw;
+              const int iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
+              if (iy >= 0 && iy < win.h && ix >= 0 && ix < win.w) {
+                const uint32_t b = static_cast<uint8_t>(
+                    __ldg(x + a_img[i] + (iy * win.w + ix) * cv.c + ch));
+                const int shift = (j & 3) * 8;
+                v[j >> 2] = (v[j >> 2] & ~(0xffu << shift)) | (b << shift);
+              }
+            }
+            if (++ch == cv.c) ch = 0, ++tap;
+          }
+        }
+        *reinterpret_cast<uint4*>(dst) = make_uint4(v[0], v[1], v[2], v[3]);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < B_ITERS; ++i) {
+      const int row = (tid >> 2) + i * (kThreads / 4);
+      const bool ok = n0 + row < cv.m;
+      const int8_t* src = ok ? w + static_cast<int64_t>(n0 + row) * cv.ld + k : w;
+      cp_async16(smem_addr(sb + stage * BN * kBK + swizzle(row, chunk)), src, ok);
+    }
+  };
+
+  int32_t acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < NT; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
+
+  const int ktiles = cv.ld / kBK;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < ktiles) load_tile(s, s);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait<kStages - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with the stage loaded next
+    if (kt + kStages - 1 < ktiles) load_tile((kt + kStages - 1) % kStages, kt + kStages - 1);
+    cp_async_commit();
+    const char* ta = sa + (kt % kStages) * BM * kBK;
+    const char* tb = sb + (kt % kStages) * BN * kBK;
+#pragma unroll
+    for (int ks = 0; ks < 2; ++ks) {  // two k32 steps per 64-byte row
+      uint32_t af[MT][4], bf[NT][2];
+#pragma unroll
+      for (int i = 0; i < MT; ++i) {
+        // Lanes 0-15: rows 0-15 at k 0-15 of the step; lanes 16-31: the same rows at k 16-31.
+        const int row = warp_m * TM + i * 16 + (lane & 15);
+        ldmatrix_x4(af[i], smem_addr(ta + swizzle(row, ks * 2 + (lane >> 4))));
+      }
+#pragma unroll
+      for (int j = 0; j < NT; j += 2) {
+        // Matrices: (n-tile j, k 0-15), (j, k 16-31), (j + 1, k 0-15), (j + 1, k 16-31).
+        const int row = warp_n * TN + j * 8 + ((lane >> 4) << 3) + (lane & 7);
+        uint32_t r[4];
+        ldmatrix_x4(r, smem_addr(tb + swizzle(row, ks * 2 + ((lane >> 3) & 1))));
+        bf[j][0] = r[0], bf[j][1] = r[1], bf[j + 1][0] = r[2], bf[j + 1][1] = r[3];
+      }
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j) mma_s8(acc[i][j], af[i], bf[j][0], bf[j][1]);
+    }
+  }
+  cp_async_wait<0>();
+
+  // Epilogue: c0, c1 at (row g, cols 2t, 2t + 1), c2, c3 at row g + 8.
+  const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int p = m0 + warp_m * TM + i * 16 + g + half * 8;
+      if (p >= cv.rows) continue;
+#pragma unroll
+      for (int j = 0; j < NT; ++j) {
+        const int m = n0 + warp_n * TN + j * 8 + t * 2;
+        const int32_t v0 = acc[i][j][half * 2], v1 = acc[i][j][half * 2 + 1];
+        const int64_t at = static_cast<int64_t>(p) * cv.m + m;
+        if (st.int8_out) {
+          int8_t* yo = static_cast<int8_t*>(y) + at;
+          const int8_t* zo = z ? z + at : nullptr;
+          if (m + 1 < cv.m && (at & 1) == 0) {
+            char2 zz = zo ? *reinterpret_cast<const char2*>(zo) : make_char2(0, 0);
+            *reinterpret_cast<char2*>(yo) =
+                make_char2(stage_int8(st, v0, m, zz.x), stage_int8(st, v1, m + 1, zz.y));
+          } else {
+            if (m < cv.m) yo[0] = stage_int8(st, v0, m, zo ? zo[0] : 0);
+            if (m + 1 < cv.m) yo[1] = stage_int8(st, v1, m + 1, zo ? zo[1] : 0);
+          }
+        } else {
+          float* yo = static_cast<float*>(y) + at;
+          if (m < cv.m) yo[0] = stage_float(st, v0, m);
+          if (m + 1 < cv.m) yo[1] = stage_float(st, v1, m + 1);
+        }
+      }
+    }
+}
+
+template <int BM, int BN, int WM, int WN>
+struct Tile {
+  static constexpr int kSmem = kStages * (BM + BN) * kBK;
+  static int blocks(const IgemmConv& cv) {
+    return ((cv.rows + BM - 1) / BM) * ((cv.m + BN - 1) / BN);
+  }
+  template <bool kVecA>
+  static auto kernel() {
+    return igemm_kernel<BM, BN, WM, WN, kVecA>;
+  }
+  static void allow_smem() {
+    MINFER_CUDA_CHECK(cudaFuncSetAttribute(kernel<true>(),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+    MINFER_CUDA_CHECK(cudaFuncSetAttribute(kernel<false>(),
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  }
+  static void launch(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
+                     const int8_t* z, void* y, cudaStream_t stream) {
+    const dim3 grid((cv.rows + BM - 1) / BM, (cv.m + BN - 1) / BN);
+    auto k = cv.c % 16 == 0 ? kernel<true>() : kernel<false>();
+    k<<<grid, WM * WN * 32, kSmem, stream>>>(x, w, cv, st, z, y);
+    MINFER_CUDA_CHECK(cudaGetLastError());
+  }
+};
+
+using TileL = Tile<128, 128, 2, 4>;  // 8 warps of 64 x 32
+using TileM = Tile<64, 128, 2, 2>;   // 4 warps of 32 x 64
+using TileS = Tile<64, 64, 2, 2>;    // 4 warps of 32 x 32
+using TileXS = Tile<32, 64, 1, 2>;   // 2 warps of 32 x 32
+
+}  // namespace
+
+IgemmTile igemm_pick_tile(const IgemmConv& cv, int sm_count) {
+  // The largest tile that still gives every multiprocessor a block: large tiles reuse each
+  // loaded byte more, small ones keep a small problem (batch 1) from idling the chip.
+  if (TileL::blocks(cv) >= sm_count) return IgemmTile::L128x128;
+  if (TileM::blocks(cv) >= sm_count) return IgemmTile::M64x128;
+  if (TileS::blocks(cv) >= sm_count) return IgemmTile::S64x64;
+  return IgemmTile::XS32x64;
+}
+
+const char* igemm_tile_name(IgemmTile tile) {
+  switch (tile) {
+    case IgemmTile::L128x128: return "128x128";
+    case IgemmTile::M64x128: return "64x128";
+    case IgemmTile::S64x64: return "64x64";
+    case IgemmTile::XS32x64: return "32x64";
+  }
+  return "?";
+}
+
+void igemm_prepare(IgemmTile tile) {
+  switch (tile) {
+    case IgemmTile::L128x128: TileL::allow_smem(); break;
+    case IgemmTile::M64x128: TileM::allow_smem(); break;
+    case IgemmTile::S64x64: TileS::allow_smem(); break;
+    case IgemmTile::XS32x64: TileXS::allow_smem(); break;
+  }
+}
+
+void qconv_igemm(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
+                 const int8_t* z, void* y, IgemmTile tile, cudaStream_t stream) {
+  if (cv.rows == 0 || cv.m == 0) return;
+  switch (tile) {
+    case IgemmTile::L128x128: TileL::launch(x, w, cv, st, z, y, stream); break;
+    case IgemmTile::M64x128: TileM::launch(x, w, cv, st, z, y, stream); break;
+    case IgemmTile::S64x64: TileS::launch(x, w, cv, st, z, y, stream); break;
+    case IgemmTile::XS32x64: TileXS::launch(x, w, cv, st, z, y, stream); break;
+  }
+}
+
+}  // namespace minfer::cuda
