@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 
 #include "minfer/kernel.h"
 
@@ -24,6 +25,26 @@ void* device_alloc(DeviceContext& ctx, size_t bytes);
 void device_free(DeviceContext& ctx, void* ptr);
 void copy_to_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void copy_to_host(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
+void copy_on_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void synchronize(DeviceContext& ctx);
+
+// Page-locked host memory: the GPU copies to and from it asynchronously, and inside CUDA
+// graphs. Throws Error(OutOfMemory); pinned_free never throws.
+void* pinned_alloc(DeviceContext& ctx, size_t bytes);
+void pinned_free(DeviceContext& ctx, void* ptr);
+
+// Held while a run enqueues work on the context's stream, so that concurrent runs never
+// interleave their work into one another's CUDA graph capture.
+std::unique_lock<std::mutex> lock_stream(DeviceContext& ctx);
+
+// CUDA graphs: the work enqueued on the context's stream between begin_capture and
+// end_capture (which returns the instantiated graph, or throws Error(Device) when the work
+// could not be captured) is replayed by launch_graph. abort_capture ends a capture that an
+// exception interrupted, discarding it; both it and destroy_graph never throw.
+void begin_capture(DeviceContext& ctx);
+void* end_capture(DeviceContext& ctx);
+void abort_capture(DeviceContext& ctx) noexcept;
+void launch_graph(DeviceContext& ctx, void* graph);
+void destroy_graph(void* graph) noexcept;
 
 }  // namespace minfer::cuda

@@ -22,7 +22,16 @@ void* device_alloc(DeviceContext&, size_t) { no_cuda(); }
 void device_free(DeviceContext&, void*) {}
 void copy_to_device(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void copy_to_host(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
+void copy_on_device(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void synchronize(DeviceContext&) {}
+void* pinned_alloc(DeviceContext&, size_t) { no_cuda(); }
+void pinned_free(DeviceContext&, void*) {}
+std::unique_lock<std::mutex> lock_stream(DeviceContext&) { return {}; }
+void begin_capture(DeviceContext&) { no_cuda(); }
+void* end_capture(DeviceContext&) { no_cuda(); }
+void abort_capture(DeviceContext&) noexcept {}
+void launch_graph(DeviceContext&, void*) { no_cuda(); }
+void destroy_graph(void*) noexcept {}
 }  // namespace cuda
 
 }  // namespace minfer

@@ -22,6 +22,12 @@ constexpr int64_t kShapeLikeMaxElements = 64;
 
 int device_slot(const Device& d) { return d.is_cpu() ? 0 : 1; }
 
+// A copy of a graph input to the device (its source address changes from run to run).
+bool is_input_copy(const Plan& plan, const Step& st) {
+  return st.kind == Step::Kind::CopyToDevice &&
+         plan.slots[st.inputs[0]].kind == Slot::Kind::Input;
+}
+
 class PlanBuilder {
  public:
   PlanBuilder(const Graph& g, const SessionOptions& options, int threads, DeviceContext* dctx)
@@ -50,6 +56,7 @@ class PlanBuilder {
     for (const Node* n : g_.topo_order()) plan_node(*n);
     for (const Value* v : g_.outputs()) plan_->output_slots.push_back(host_slot(slot_for(v)));
     assign_memory();
+    decide_cuda_graph();
     return std::move(plan_);
   }
 
@@ -164,6 +171,7 @@ class PlanBuilder {
     if (def) {
       step.kernel = def->create();
       step.kernel_name = def->name.empty() ? "kernel" : def->name;
+      step.graph_capturable = def->graph_capturable && !device.is_cpu();
     } else {
       step.kernel = make_reference_kernel(schema);
       step.kernel_name = "reference";
@@ -236,6 +244,28 @@ class PlanBuilder {
 
   int host_slot(int id) { return on_device(id, Device::cpu()); }
 
+  // Which inputs CPU kernels read, and whether the plan's GPU work can be one CUDA graph: every
+  // kernel capturable on the GPU, no copy to the device but of graph inputs (done before the
+  // graph is launched, since their host addresses change from run to run).
+  void decide_cuda_graph() {
+    plan_->input_read_on_cpu.assign(g_.inputs().size(), false);
+    bool graph = options_.cuda_graphs && dctx_ != nullptr;
+    int kernels = 0;
+    for (const Step& st : plan_->steps) {
+      if (st.kind == Step::Kind::Kernel) {
+        ++kernels;
+        graph &= st.graph_capturable;
+        for (int id : st.inputs)
+          if (id >= 0 && plan_->slots[id].kind == Slot::Kind::Input && st.device.is_cpu())
+            plan_->input_read_on_cpu[plan_->slots[id].input_index] = true;
+      } else if (st.kind == Step::Kind::CopyToDevice) {
+        graph &= is_input_copy(*plan_, st);
+      }
+    }
+    plan_->use_cuda_graph = graph && kernels > 0;
+    plan_->stats.cuda_graph = plan_->use_cuda_graph;
+  }
+
   void assign_memory() {
     const int n_steps = static_cast<int>(plan_->steps.size());
     // Lifetime of every arena slot: from its producing step to its last reader. Graph
@@ -297,12 +327,18 @@ bool is_shape_like_input(DType dtype, const Shape& shape) {
 // What one run needs that must not be shared with a concurrent run.
 struct ExecContext {
   void* arena[2] = {nullptr, nullptr};
+  bool pinned_host_arena = false;       // the host arena is page-locked (CUDA graph plans)
+  void* cuda_graph = nullptr;           // captured on this context's first run
   DeviceContext* device_context = nullptr;
   std::vector<Tensor> tensors;          // one per slot: views into the arenas or constants
   std::vector<RunContext> run_contexts;  // one per step, pointing into `tensors`
 
   ~ExecContext() {
-    std::free(arena[0]);
+    cuda::destroy_graph(cuda_graph);
+    if (pinned_host_arena)
+      cuda::pinned_free(*device_context, arena[0]);
+    else
+      std::free(arena[0]);
     if (arena[1] && device_context) cuda::device_free(*device_context, arena[1]);
   }
 };
@@ -312,7 +348,13 @@ std::unique_ptr<ExecContext> make_context(Plan& plan) {
   auto ctx = std::make_unique<ExecContext>();
   ctx->device_context = plan.device_context;
   size_t cpu_bytes = std::max<size_t>(plan.arena_bytes[0], kArenaAlignment);
-  ctx->arena[0] = std::aligned_alloc(kArenaAlignment, cpu_bytes);
+  if (plan.use_cuda_graph) {
+    // The graph copies the outputs into the host arena: it must be page-locked for that.
+    ctx->arena[0] = cuda::pinned_alloc(*plan.device_context, cpu_bytes);
+    ctx->pinned_host_arena = true;
+  } else {
+    ctx->arena[0] = std::aligned_alloc(kArenaAlignment, cpu_bytes);
+  }
   if (!ctx->arena[0])
     throw Error(ErrorCode::OutOfMemory, "cannot allocate an arena of " +
                                             std::to_string(cpu_bytes) + " bytes");
@@ -373,6 +415,47 @@ std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input
   return PlanBuilder(g, options, threads, device_context).build(input_shapes, input_values);
 }
 
+namespace {
+
+void run_step(const Plan& plan, const Step& st, RunContext& rc) {
+  switch (st.kind) {
+    case Step::Kind::Kernel: st.kernel->run(rc); break;
+    case Step::Kind::CopyToDevice:
+      // A graph input given as a device tensor is copied on the device.
+      if (rc.inputs[0]->device().is_cpu())
+        cuda::copy_to_device(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
+                             rc.inputs[0]->nbytes());
+      else
+        cuda::copy_on_device(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
+                             rc.inputs[0]->nbytes());
+      break;
+    case Step::Kind::CopyToHost:
+      cuda::copy_to_host(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
+                         rc.inputs[0]->nbytes());
+      break;
+  }
+}
+
+// Captures every step but the input copies as this context's CUDA graph; false (and the
+// plan marked, so no later run tries again) when some step cannot be captured.
+bool capture_graph(Plan& plan, ExecContext& ctx) {
+  DeviceContext& dc = *plan.device_context;
+  try {
+    cuda::begin_capture(dc);
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (!is_input_copy(plan, plan.steps[i])) run_step(plan, plan.steps[i], ctx.run_contexts[i]);
+    ctx.cuda_graph = cuda::end_capture(dc);
+    return true;
+  } catch (...) {  // the step-by-step run that follows reports any real error
+    cuda::abort_capture(dc);
+    plan.capture_failed = true;
+    plan.stats.cuda_graph = false;
+    return false;
+  }
+}
+
+}  // namespace
+
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
                                  int threads) {
   std::unique_ptr<ExecContext> ctx = plan.acquire();
@@ -384,26 +467,31 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
 
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const Slot& s = plan.slots[i];
-    if (s.kind == Slot::Kind::Input)
-      ctx->tensors[i] =
-          Tensor::view(const_cast<void*>(inputs[s.input_index]->raw()), s.dtype, s.shape);
+    if (s.kind != Slot::Kind::Input) continue;
+    const Tensor& in = *inputs[s.input_index];
+    check(in.device().is_cpu() || !plan.input_read_on_cpu[s.input_index],
+          ErrorCode::InvalidArgument,
+          "run: input '" + s.name + "' is read by a CPU kernel of this plan; pass it as a CPU "
+          "tensor");
+    ctx->tensors[i] = Tensor::view(const_cast<void*>(in.raw()), s.dtype, s.shape, in.device());
   }
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& st = plan.steps[i];
-    RunContext& rc = ctx->run_contexts[i];
-    rc.threads = threads;
-    switch (st.kind) {
-      case Step::Kind::Kernel: st.kernel->run(rc); break;
-      case Step::Kind::CopyToDevice:
-        cuda::copy_to_device(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
-                             rc.inputs[0]->nbytes());
-        break;
-      case Step::Kind::CopyToHost:
-        cuda::copy_to_host(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
-                           rc.inputs[0]->nbytes());
-        break;
-    }
+  for (RunContext& rc : ctx->run_contexts) rc.threads = threads;
+
+  std::unique_lock<std::mutex> stream_lock;
+  if (plan.device_context) stream_lock = cuda::lock_stream(*plan.device_context);
+  const bool graph = plan.use_cuda_graph && !plan.capture_failed;
+  if (graph)  // the input copies first: the graph holds the rest
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (is_input_copy(plan, plan.steps[i]))
+        run_step(plan, plan.steps[i], ctx->run_contexts[i]);
+  if (graph && (ctx->cuda_graph || capture_graph(plan, *ctx))) {
+    cuda::launch_graph(*plan.device_context, ctx->cuda_graph);
+  } else {
+    for (size_t i = 0; i < plan.steps.size(); ++i)
+      if (!(graph && is_input_copy(plan, plan.steps[i])))  // not done above
+        run_step(plan, plan.steps[i], ctx->run_contexts[i]);
   }
+  if (stream_lock.owns_lock()) stream_lock.unlock();
   if (plan.device_context) cuda::synchronize(*plan.device_context);
   std::vector<Tensor> outputs;
   for (int id : plan.output_slots) outputs.push_back(ctx->tensors[id].clone());

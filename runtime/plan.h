@@ -2,6 +2,7 @@
 // a device per node, and every intermediate tensor at a fixed offset in an arena.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@ struct Step {
   const Node* node = nullptr;          // Kind::Kernel
   std::unique_ptr<Kernel> kernel;      // Kind::Kernel
   std::string kernel_name;             // for logs and inspect
+  bool graph_capturable = false;       // KernelDef::graph_capturable
   Device device;
   std::vector<int> inputs;             // slot ids, -1 for absent optional inputs
   std::vector<int> outputs;            // slot ids
@@ -50,6 +52,12 @@ struct Plan {
   PlanStats stats;
   DeviceContext* device_context = nullptr;
   std::vector<void*> device_buffers;  // uploaded constants, freed with the plan
+  // Every step but the copies of graph inputs is a capturable CUDA kernel or a copy to the
+  // host: each execution context captures them once as a CUDA graph and replays it.
+  bool use_cuda_graph = false;
+  std::atomic<bool> capture_failed{false};  // a capture failed: run step by step from now on
+  // Per graph input: a CPU kernel reads it directly (so it must be given as a CPU tensor).
+  std::vector<bool> input_read_on_cpu;
 
   // Execution contexts (arena + tensor views), reused across runs; one per concurrent run.
   std::unique_ptr<ExecContext> acquire();

@@ -57,6 +57,9 @@ struct Session::Impl {
     ShapeKey value_key;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!is_shape_like_input(inputs[i]->dtype(), inputs[i]->shape())) continue;
+      check(inputs[i]->device().is_cpu(), ErrorCode::InvalidArgument,
+            "run: input '" + input_names[i] +
+                "' shapes the plan through its values, so it must be a CPU tensor");
       values[i] = inputs[i];
       std::vector<int64_t> v;
       for (int64_t e = 0; e < inputs[i]->numel(); ++e)
@@ -140,8 +143,13 @@ std::vector<const Tensor*> Session::Impl::ordered_inputs(const NamedTensors& inp
           "run: input '" + v->name + "' is missing (expected " + dtype_name(v->dtype) +
               v->shape.to_string() + ")");
     const Tensor& t = it->second;
-    check(t.defined() && t.device().is_cpu(), ErrorCode::InvalidArgument,
-          "run: input '" + v->name + "' must be a defined CPU tensor");
+    check(t.defined(), ErrorCode::InvalidArgument,
+          "run: input '" + v->name + "' is an undefined tensor");
+    check(t.device().is_cpu() || t.device() == options.device, ErrorCode::InvalidArgument,
+          "run: input '" + v->name + "' is on " + t.device().to_string() +
+              "; this session takes CPU tensors" +
+              (options.device.is_cpu() ? std::string()
+                                       : " or tensors on " + options.device.to_string()));
     check(t.dtype() == v->dtype, ErrorCode::InvalidArgument,
           "run: input '" + v->name + "' is " + dtype_name(t.dtype()) + ", the model expects " +
               dtype_name(v->dtype));

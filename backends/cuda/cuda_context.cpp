@@ -108,6 +108,63 @@ void copy_on_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes
   MINFER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx.stream));
 }
 
+void* pinned_alloc(DeviceContext& ctx, size_t bytes) {
+  DeviceGuard guard(ctx.device);
+  void* ptr = nullptr;
+  MINFER_CUDA_CHECK(cudaHostAlloc(&ptr, bytes ? bytes : 1, cudaHostAllocDefault));
+  return ptr;
+}
+
+void pinned_free(DeviceContext& ctx, void* ptr) {
+  if (!ptr) return;
+  int previous = -1;
+  const bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != ctx.device &&
+                        cudaSetDevice(ctx.device) == cudaSuccess;
+  (void)cudaFreeHost(ptr);
+  if (switched) cudaSetDevice(previous);
+}
+
+std::unique_lock<std::mutex> lock_stream(DeviceContext& ctx) {
+  return std::unique_lock<std::mutex>(ctx.stream_mutex);
+}
+
+void begin_capture(DeviceContext& ctx) {
+  DeviceGuard guard(ctx.device);
+  // Thread-local mode: other threads' CUDA calls (allocations of another session) stay legal.
+  MINFER_CUDA_CHECK(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal));
+}
+
+void* end_capture(DeviceContext& ctx) {
+  DeviceGuard guard(ctx.device);
+  cudaGraph_t graph = nullptr;
+  MINFER_CUDA_CHECK(cudaStreamEndCapture(ctx.stream, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (status != cudaSuccess)
+    throw_cuda_error(status, "cudaGraphInstantiate(&exec, graph, 0)", __FILE__, __LINE__);
+  return exec;
+}
+
+void abort_capture(DeviceContext& ctx) noexcept {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(ctx.stream, &capturing) != cudaSuccess ||
+      capturing == cudaStreamCaptureStatusNone)
+    return;
+  cudaGraph_t graph = nullptr;
+  if (cudaStreamEndCapture(ctx.stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+  cudaGetLastError();  // an invalidated capture is not this context's lasting error
+}
+
+void launch_graph(DeviceContext& ctx, void* graph) {
+  DeviceGuard guard(ctx.device);
+  MINFER_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), ctx.stream));
+}
+
+void destroy_graph(void* graph) noexcept {
+  if (graph) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+}
+
 void synchronize(DeviceContext& ctx) {
   DeviceGuard guard(ctx.device);
   MINFER_CUDA_CHECK(cudaStreamSynchronize(ctx.stream));

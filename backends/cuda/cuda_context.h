@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda_api.h"
 
 namespace minfer {
 
@@ -20,6 +21,7 @@ struct DeviceContext {
   std::string device_name;  // "NVIDIA H100 80GB HBM3"
   int sm_count = 0;         // multiprocessors, for sizing grids
   cudaStream_t stream = nullptr;
+  std::mutex stream_mutex;  // see cuda::lock_stream (backends/cuda_api.h)
 
   DeviceContext() = default;
   DeviceContext(const DeviceContext&) = delete;
@@ -72,9 +74,6 @@ class DeviceBuffer {
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
 };
-
-// Device-to-device copy on the stream (host<->device ones are in backends/cuda_api.h).
-void copy_on_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 
 }  // namespace cuda
 }  // namespace minfer

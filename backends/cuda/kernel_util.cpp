@@ -60,6 +60,7 @@ KernelDef kernel_def(const std::string& domain, const std::string& op, std::vect
   def.name = name;
   def.supports = std::move(supports);
   def.create = std::move(create);
+  def.graph_capturable = true;  // the built-in kernels only enqueue on the stream
   return def;
 }
 

@@ -23,6 +23,10 @@ struct KernelDef {
   // Optional finer check (attributes, shapes): false lets another kernel take the node.
   std::function<bool(const PrepareContext&)> supports;
   std::function<std::unique_ptr<Kernel>()> create;
+  // A CUDA kernel whose run() only enqueues work on the context's stream (no waiting on the
+  // GPU, no host data read at run time): the session may capture it into a CUDA graph and
+  // replay it. Plans with a kernel that is not run every step eagerly.
+  bool graph_capturable = false;
 };
 
 class OpRegistry {

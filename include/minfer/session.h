@@ -23,12 +23,19 @@ struct SessionOptions {
   int optimization_level = 2;  // 0 none .. 3 all (see graph/passes/pipeline.cpp)
   std::vector<std::string> disabled_passes;
   bool verbose = false;     // per-pass log on stderr
+  // On CUDA, each plan's GPU work is captured once as a CUDA graph and replayed (a plan with
+  // a CPU step, or a kernel that cannot be captured, runs step by step instead).
+  bool cuda_graphs = true;
 };
 
 struct PlanStats {
   size_t arena_bytes = 0;  // one arena for all intermediate tensors, from liveness
   size_t naive_bytes = 0;  // the sum of all intermediate tensor sizes
   size_t node_count = 0;
+  // A CUDA session replays the plan's GPU work as one CUDA graph (false: step by step, because
+  // of SessionOptions::cuda_graphs, a CPU step, a kernel that cannot be captured, or a failed
+  // capture).
+  bool cuda_graph = false;
 };
 
 using NamedTensors = std::map<std::string, Tensor>;
@@ -42,8 +49,10 @@ class Session {
   Session& operator=(Session&&) noexcept;
 
   // Runs the model. Inputs by name; every graph input must be given (batch may vary when
-  // the model's batch dimension is symbolic). Returns every graph output by name.
-  // Safe to call from several threads at once.
+  // the model's batch dimension is symbolic). Returns every graph output by name, on the CPU.
+  // On a CUDA session an input may also be a view of memory on the session's GPU
+  // (Tensor::view(ptr, dtype, shape, Device::cuda(i))): it is then copied on the device, never
+  // through the host. Safe to call from several threads at once.
   NamedTensors run(const NamedTensors& inputs) const;
   // Convenience for single-input models.
   Tensor run_one(const Tensor& input) const;

@@ -1,5 +1,8 @@
 // Whole ResNets on CUDA: every node runs on the GPU, fp32 logits match the CPU within 1e-3
-// (relative to the largest logit), and int8 outputs equal the CPU int8 kernels bit for bit.
+// (relative to the largest logit), and int8 outputs equal the CPU int8 kernels bit for bit,
+// replayed as a CUDA graph or run step by step, from host or device inputs.
+#include <algorithm>
+
 #include "cuda/cuda_test_util.h"
 #include "minfer/calibrate.h"
 
@@ -86,6 +89,79 @@ TEST_CASE("int8 ResNets on CUDA equal the CPU int8 kernels bit for bit", "[cuda]
     quantize_graph(g, cal.table(CalibrationMethod::minmax));
     auto [cpu, gpu] = run_cpu_and_cuda(g, random_input({2, 3, 224, 224}, 3), "resnet18_int8");
     require_equal(gpu, cpu);
+  }
+}
+
+// Every image of cifar10-jpeg (500), preprocessed, in file name order.
+std::vector<Tensor> all_cifar_images() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(data_dir() / "images" / "cifar10-jpeg"))
+    if (e.path().extension() == ".jpg") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() == 500);
+  return load_calibration_samples(files, builtin_model_info("cifar-resnet20").preprocess);
+}
+
+TEST_CASE("int8 CIFAR ResNet-20 and -56 on CUDA equal the CPU on all 500 CIFAR images",
+          "[cuda][int8][resnet]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the 500-image CUDA int8 test");
+    return;
+  }
+  const std::vector<Tensor> images = all_cifar_images();
+  CalibrationOptions co;
+  co.progress = false;
+  for (const char* name : {"cifar-resnet20", "cifar-resnet56"}) {
+    INFO(name);
+    // ResNet-20 with its real weights; ResNet-56 with seeded ones.
+    Graph g = std::string(name) == "cifar-resnet20" ? cifar_resnet20() : build_model(name);
+    Calibrator cal(g, co);
+    for (size_t i = 0; i < 20; ++i) cal.add(images[i]);
+    quantize_graph(g, cal.table(CalibrationMethod::percentile));
+    Session cpu(clone_graph(g));
+    SessionOptions graph_options, eager_options;
+    graph_options.device = eager_options.device = Device::cuda(0);
+    eager_options.cuda_graphs = false;
+    Session with_graph(clone_graph(g), graph_options), eager(clone_graph(g), eager_options);
+    for (size_t b = 0; b < images.size(); b += 100) {
+      const Tensor batch =
+          stack_batch(std::vector<Tensor>(images.begin() + b, images.begin() + b + 100));
+      const Tensor want = cpu.run_one(batch);
+      INFO("images " << b << ".." << b + 99);
+      require_equal(with_graph.run_one(batch), want);  // captured (first batch), then replayed
+      require_equal(eager.run_one(batch), want);
+    }
+    const std::map<std::string, Shape> shape{{with_graph.input_names()[0], Shape{100, 3, 32, 32}}};
+    CHECK(with_graph.plan_stats(shape).cuda_graph);
+    CHECK_FALSE(eager.plan_stats(shape).cuda_graph);
+  }
+}
+
+TEST_CASE("A CUDA session takes inputs that are already on the GPU", "[cuda][resnet]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the device-input test");
+    return;
+  }
+  const Tensor input = stack_batch(cifar_images());
+  SessionOptions options;
+  options.device = Device::cuda(0);
+  Session session(cifar_resnet20(), options);
+  const Tensor from_host = session.run_one(input);
+  auto dc = cuda::create_context(0);
+  DeviceMemory memory(*dc, input.nbytes());
+  cuda::copy_to_device(*dc, memory.get(), input.raw(), input.nbytes());
+  cuda::synchronize(*dc);
+  const Tensor on_gpu = Tensor::view(memory.get(), input.dtype(), input.shape(), Device::cuda(0));
+  require_equal(session.run_one(on_gpu), from_host);
+  require_equal(session.run_one(on_gpu), from_host);  // the replayed graph reads it again
+  // A CPU session refuses it, naming the input and the device.
+  Session cpu(cifar_resnet20());
+  try {
+    cpu.run_one(on_gpu);
+    FAIL("a CPU session ran a GPU tensor");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::InvalidArgument);
+    CHECK(std::string(e.what()).find("cuda:0") != std::string::npos);
   }
 }
 
