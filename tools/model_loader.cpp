@@ -120,6 +120,8 @@ void add_session_options(ArgParser& p) {
   p.option("--opt-level", "N", "graph optimization level 0..3 (default 2)");
   p.repeated("--disable-pass", "NAME", "skip the optimization pass NAME (see inspect --passes)");
   p.flag("--verbose", "log each pass and each node's kernel on stderr");
+  p.flag("--no-cuda-graph", "on CUDA, run each node's kernels one by one instead of replaying "
+                            "the plan as a CUDA graph");
   add_plugin_option(p);
 }
 
@@ -206,6 +208,7 @@ SessionOptions session_options(const Args& args) {
   o.optimization_level = static_cast<int>(args.get_int("--opt-level", 2, 0, 3));
   o.disabled_passes = args.get_all("--disable-pass");
   o.verbose = args.has("--verbose");
+  o.cuda_graphs = !args.has("--no-cuda-graph");
   return o;
 }
 
@@ -221,6 +224,8 @@ std::string describe_options(const SessionOptions& o) {
   std::string s = o.device.to_string() + " · " + precision_name(o.precision);
   if (o.device.is_cpu())
     s += " · " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  else if (!o.cuda_graphs)
+    s += " · no CUDA graph";
   return s + " · opt-level " + std::to_string(o.optimization_level);
 }
 

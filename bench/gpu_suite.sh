@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The whole GPU check in one go: the CUDA tests, compute-sanitizer on them, the demo, and the
+# benchmark against PyTorch (bench/gpu_peers.py).
+#
+#   bash bench/gpu_suite.sh pack            # here: build/ must hold a CUDA build (scripts/test.sh)
+#   bash bench/gpu_suite.sh run [STEPS]     # on the GPU machine, from the repository root
+#
+# `pack` gathers what the GPU machine lacks into .carry/ (git-ignored): the minfer and
+# minfer_tests binaries, the non-system shared libraries they link (protobuf, ONNX, OpenMP)
+# and the test data they read (../shared/data). The machine has the CUDA runtime, cuBLAS,
+# PyTorch and compute-sanitizer. STEPS (default "tests sanitizer demo peers") picks what `run`
+# does; PEERS_ARGS passes options to gpu_peers.py. Results and logs go to $OUT (or out/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+carry=.carry
+
+pack() {
+  rm -rf "$carry"
+  mkdir -p "$carry/bin" "$carry/lib" "$carry/data/models" "$carry/data/images"
+  cp build/minfer build/tests/minfer_tests "$carry/bin/"
+  # Libraries from the distribution that the GPU machine may not have (CUDA's are there).
+  ldd build/minfer build/tests/minfer_tests | awk '/=>/ {print $3}' | sort -u |
+    grep -E 'libprotobuf|libonnx|libgomp|libomp' | xargs -r -I{} cp -L {} "$carry/lib/"
+  local data=../shared/data
+  cp "$data"/models/resnet20.* "$carry/data/models/"
+  cp -r "$data/images/cifar10-jpeg" "$data/images/cifar10-png" "$carry/data/images/"
+  du -sh "$carry"
+}
+
+run() {
+  local steps=${1:-tests sanitizer demo peers}
+  local out=${OUT:-out}
+  mkdir -p "$out"
+  export MINFER_DATA=$PWD/$carry/data
+  local cuda_libs
+  cuda_libs=$(python3 -c 'import nvidia, os; print(":".join(os.path.join(p, d, "lib")
+    for p in nvidia.__path__ for d in ("cublas", "cuda_runtime", "cu13") ))' 2>/dev/null || true)
+  export LD_LIBRARY_PATH=$PWD/$carry/lib:/usr/local/cuda/lib64:${cuda_libs}:${LD_LIBRARY_PATH:-}
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/card.txt"
+  local status=0
+  for step in $steps; do
+    echo "=== $step"
+    case $step in
+      tests)
+        "$carry/bin/minfer_tests" "[cuda]" 2>&1 | tee "$out/tests.log" | tail -5 || status=1 ;;
+      sanitizer)
+        for tool in memcheck racecheck; do
+          compute-sanitizer --tool "$tool" --error-exitcode 3 "$carry/bin/minfer_tests" \
+            "CUDA QConv and QGemm equal the reference bit for bit" 2>&1 |
+            tee "$out/sanitizer_$tool.log" | tail -3 || status=1
+        done ;;
+      demo)
+        (cd "$carry" && MINFER_DATA=$PWD/data ./bin/minfer demo) 2>&1 | tee "$out/demo.log" |
+          tail -25 || status=1 ;;
+      peers)
+        python3 bench/gpu_peers.py --minfer "$carry/bin/minfer" --json "$out/gpu_peers.json" \
+          ${PEERS_ARGS:-} 2>"$out/gpu_peers.err" | tee "$out/gpu_peers.txt" || status=1 ;;
+      *) echo "unknown step '$step'" >&2; exit 2 ;;
+    esac
+  done
+  return $status
+}
+
+case ${1:-} in
+  pack) pack ;;
+  run) run "${2:-}" ;;
+  *) echo "usage: bash bench/gpu_suite.sh pack | run [STEPS]" >&2; exit 2 ;;
+esac
