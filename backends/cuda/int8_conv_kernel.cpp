@@ -86,7 +86,7 @@ class QConvCuda final : public Kernel {
   bool try_lt_;
   bool use_lt_ = false;
   cuda::IgemmConv igemm_;
-  cuda::IgemmTile tile_ = cuda::IgemmTile::L128x128;
+  cuda::IgemmPlan igemm_plan_;
   ConvNhwc conv_;
   int m_ = 0, mg_ = 0, group_ = 1, k_ = 0, ld_ = 0, ldc_ = 0, rows_ = 0, chunk_ = 0;
   bool direct_ = false, residual_ = false;
@@ -175,7 +175,7 @@ void QConvCuda::plan_gemm(const PrepareContext& ctx) {
     ldc_ = m_;
     rows_ = conv_.n * w.oh * w.ow;
     igemm_ = {conv_.c, m_, k_, ld_, rows_, 0, w};
-    tile_ = igemm_pick_tile(igemm_, ctx.device_context->sm_count);
+    igemm_plan_ = igemm_plan(igemm_, ctx.device_context->sm_count);
     return;
   }
   ld_ = int(round_up(k_, 16));
@@ -207,7 +207,7 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   igemm_.x_zero_point = x_zero_point_;
   if (path_ == GemmPath::Igemm) {
     DeviceGuard guard(ctx.device_context->device);
-    igemm_prepare(tile_);
+    igemm_prepare(igemm_plan_.tile);
   }
   stage_.int8_out = st.int8_out;
   stage_.relu = st.relu;
@@ -225,8 +225,12 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   upload_weights(ctx, st);
   ctx.packed_inputs = {1, 2};  // weights and bias live in weights_ and params_
   // kAlign of slack: run() aligns the workspace's start.
-  ctx.workspace_bytes = path_ == GemmPath::Igemm ? 0
-                        : kAlign + col_bytes_ + acc_bytes_ + (use_lt_ ? lt_.workspace_bytes() : 0);
+  if (path_ == GemmPath::Igemm) {
+    const size_t bytes = igemm_workspace_bytes(igemm_, igemm_plan_);
+    ctx.workspace_bytes = bytes ? kAlign + bytes : 0;
+  } else {
+    ctx.workspace_bytes = kAlign + col_bytes_ + acc_bytes_ + (use_lt_ ? lt_.workspace_bytes() : 0);
+  }
 }
 
 void QConvCuda::run(RunContext& ctx) const {
@@ -243,7 +247,7 @@ void QConvCuda::run(RunContext& ctx) const {
   int32_t* acc = reinterpret_cast<int32_t*>(ws + col_bytes_);
   const int8_t* w = weights_.as<int8_t>();
   if (path_ == GemmPath::Igemm) {
-    qconv_igemm(x, w, igemm_, stage_, z, y, tile_, dc.stream);
+    qconv_igemm(x, w, igemm_, stage_, z, y, igemm_plan_, ws, dc.stream);
     return;
   }
   for (int p0 = 0; p0 < rows_; p0 += chunk_) {

@@ -12,6 +12,8 @@
 #include "backends/cuda/device_util.cuh"
 #include "backends/cuda/launch.h"
 
+#include <algorithm>
+
 namespace minfer::cuda {
 
 namespace {
@@ -54,13 +56,11 @@ __device__ __forceinline__ void mma_s8(int32_t (&c)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// One output value through the stage (docs/int8.md); `z` is the residual input's value.
-__device__ __forceinline__ int8_t stage_int8(const QStage& st, int32_t acc, int m, int8_t z) {
-  const int32_t a =
-      static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(__ldg(st.init + m)));
-  int32_t t = clamp_i32(
-      requantize(a, __ldg(st.mult + m), __ldg(st.shift + m), __ldg(st.pre + m)) + st.zero_point,
-      st.qmin, st.qmax);
+// One output value through the stage (docs/int8.md): `a` is the accumulator with init added,
+// (mult, shift, pre) its channel's multiplier, `z` the residual input's value.
+__device__ __forceinline__ int8_t stage_int8(const QStage& st, int32_t a, int32_t mult,
+                                             int32_t shift, int32_t pre, int8_t z) {
+  int32_t t = clamp_i32(requantize(a, mult, shift, pre) + st.zero_point, st.qmin, st.qmax);
   if (st.residual)
     t = clamp_i32(
         add_requantize(t - st.zero_point, z - st.z_zero_point, st.ma, st.mb, st.k) +
@@ -68,10 +68,9 @@ __device__ __forceinline__ int8_t stage_int8(const QStage& st, int32_t acc, int 
         st.y_min, st.y_max);
   return static_cast<int8_t>(t);
 }
-__device__ __forceinline__ float stage_float(const QStage& st, int32_t acc, int m) {
-  const int32_t a =
-      static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(__ldg(st.init + m)));
-  const float v = __fmul_rn(__int2float_rn(a), __ldg(st.scale + m));
+// float output: one float32 multiply, then Relu as y > 0 ? y : 0 (int8::stage_float).
+__device__ __forceinline__ float stage_float(const QStage& st, int32_t a, float scale) {
+  const float v = __fmul_rn(__int2float_rn(a), scale);
   return st.relu ? (v > 0.f ? v : 0.f) : v;
 }
 
@@ -81,7 +80,8 @@ __device__ __forceinline__ float stage_float(const QStage& st, int32_t acc, int 
 template <int BM, int BN, int WM, int WN, bool kVecA>
 __global__ void __launch_bounds__(WM* WN * 32)
     igemm_kernel(const int8_t* __restrict__ x, const int8_t* __restrict__ w, IgemmConv cv,
-                 QStage st, const int8_t* __restrict__ z, void* __restrict__ y) {
+                 QStage st, const int8_t* __restrict__ z, void* __restrict__ y,
+                 int32_t* __restrict__ split_acc) {
   constexpr int kThreads = WM * WN * 32;
   constexpr int TM = BM / WM, TN = BN / WN, MT = TM / 16, NT = TN / 8;
   constexpr int A_ITERS = BM * 4 / kThreads, B_ITERS = BN * 4 / kThreads;
@@ -137,20 +137,26 @@ __global__ void __launch_bounds__(WM* WN * 32)
       } else {
         uint32_t v[4] = {zx4, zx4, zx4, zx4};
         if (a_img[i] >= 0) {
-          int tap = k / cv.c, ch = k - tap * cv.c;
+          // (ky, kx, ch) of k, then stepped byte by byte: no division in the loop.
+          const int tap = k / cv.c;
+          int ch = k - tap * cv.c, ky = tap / win.kw, kx = tap - ky * win.kw;
+          int iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
+          bool inside = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
+          const int8_t* px = x + a_img[i] + (iy * win.w + ix) * cv.c;
 #pragma unroll
           for (int j = 0; j < 16; ++j) {
-            if (k + j < cv.k) {
-              const int ky = tap / win.kw, kx = tap - ky * win.kw;
-              const int iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
-              if (iy >= 0 && iy < win.h && ix >= 0 && ix < win.w) {
-                const uint32_t b = static_cast<uint8_t>(
-                    __ldg(x + a_img[i] + (iy * win.w + ix) * cv.c + ch));
-                const int shift = (j & 3) * 8;
-                v[j >> 2] = (v[j >> 2] & ~(0xffu << shift)) | (b << shift);
-              }
+            if (inside && k + j < cv.k) {
+              const uint32_t b = static_cast<uint8_t>(__ldg(px + ch));
+              const int shift = (j & 3) * 8;
+              v[j >> 2] = (v[j >> 2] & ~(0xffu << shift)) | (b << shift);
             }
-            if (++ch == cv.c) ch = 0, ++tap;
+            if (++ch == cv.c) {
+              ch = 0;
+              if (++kx == win.kw) kx = 0, ++ky;
+              iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
+              inside = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
+              px = x + a_img[i] + (iy * win.w + ix) * cv.c;
+            }
           }
         }
         *reinterpret_cast<uint4*>(dst) = make_uint4(v[0], v[1], v[2], v[3]);
@@ -171,16 +177,20 @@ __global__ void __launch_bounds__(WM* WN * 32)
 #pragma unroll
     for (int j = 0; j < NT; ++j) acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0;
 
-  const int ktiles = cv.ld / kBK;
+  // Split K: block z takes k tiles [kt0, kt1) and adds its partial sums into split_acc.
+  const int ktiles_all = cv.ld / kBK, per_split = (ktiles_all + gridDim.z - 1) / gridDim.z;
+  const int kt0 = blockIdx.z * per_split, kt1 = min(ktiles_all, kt0 + per_split);
+  const int ktiles = max(kt1 - kt0, 0);
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < ktiles) load_tile(s, s);
+    if (s < ktiles) load_tile(s, kt0 + s);
     cp_async_commit();
   }
   for (int kt = 0; kt < ktiles; ++kt) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // tile kt is in; every warp is done with the stage loaded next
-    if (kt + kStages - 1 < ktiles) load_tile((kt + kStages - 1) % kStages, kt + kStages - 1);
+    if (kt + kStages - 1 < ktiles)
+      load_tile((kt + kStages - 1) % kStages, kt0 + kt + kStages - 1);
     cp_async_commit();
     const char* ta = sa + (kt % kStages) * BM * kBK;
     const char* tb = sb + (kt % kStages) * BN * kBK;
@@ -211,40 +221,78 @@ __global__ void __launch_bounds__(WM* WN * 32)
 
   // Epilogue: c0, c1 at (row g, cols 2t, 2t + 1), c2, c3 at row g + 8.
   const int g = lane >> 2, t = lane & 3;
+  if (split_acc) {  // integer sums: exact in any order
 #pragma unroll
-  for (int i = 0; i < MT; ++i)
+    for (int j = 0; j < NT; ++j) {
+      const int m = n0 + warp_n * TN + j * 8 + t * 2;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int p = m0 + warp_m * TM + i * 16 + g + half * 8;
-      if (p >= cv.rows) continue;
+      for (int i = 0; i < MT; ++i)
 #pragma unroll
-      for (int j = 0; j < NT; ++j) {
-        const int m = n0 + warp_n * TN + j * 8 + t * 2;
-        const int32_t v0 = acc[i][j][half * 2], v1 = acc[i][j][half * 2 + 1];
+        for (int half = 0; half < 2; ++half) {
+          const int p = m0 + warp_m * TM + i * 16 + g + half * 8;
+          if (p >= cv.rows) continue;
+          int32_t* out = split_acc + static_cast<int64_t>(p) * cv.m + m;
+          if (m < cv.m) atomicAdd(out, acc[i][j][half * 2]);
+          if (m + 1 < cv.m) atomicAdd(out + 1, acc[i][j][half * 2 + 1]);
+        }
+    }
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    const int m = n0 + warp_n * TN + j * 8 + t * 2;
+    if (m >= cv.m) continue;
+    const bool pair = m + 1 < cv.m;
+    // This thread's two channels: their parameters once, for all its rows.
+    const int m1 = pair ? m + 1 : m;
+    const int32_t init0 = __ldg(st.init + m), init1 = __ldg(st.init + m1);
+    int32_t mult0 = 0, mult1 = 0, shift0 = 33, shift1 = 33, pre0 = 0, pre1 = 0;
+    float scale0 = 0.f, scale1 = 0.f;
+    if (st.int8_out) {
+      mult0 = __ldg(st.mult + m), mult1 = __ldg(st.mult + m1);
+      shift0 = __ldg(st.shift + m), shift1 = __ldg(st.shift + m1);
+      pre0 = __ldg(st.pre + m), pre1 = __ldg(st.pre + m1);
+    } else {
+      scale0 = __ldg(st.scale + m), scale1 = __ldg(st.scale + m1);
+    }
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int p = m0 + warp_m * TM + i * 16 + g + half * 8;
+        if (p >= cv.rows) continue;
+        // Modular int32 adds, as the CPU kernels do.
+        const int32_t a0 = static_cast<int32_t>(static_cast<uint32_t>(acc[i][j][half * 2]) +
+                                                static_cast<uint32_t>(init0));
+        const int32_t a1 = static_cast<int32_t>(static_cast<uint32_t>(acc[i][j][half * 2 + 1]) +
+                                                static_cast<uint32_t>(init1));
         const int64_t at = static_cast<int64_t>(p) * cv.m + m;
         if (st.int8_out) {
-          int8_t* yo = static_cast<int8_t*>(y) + at;
           const int8_t* zo = z ? z + at : nullptr;
-          if (m + 1 < cv.m && (at & 1) == 0) {
-            char2 zz = zo ? *reinterpret_cast<const char2*>(zo) : make_char2(0, 0);
-            *reinterpret_cast<char2*>(yo) =
-                make_char2(stage_int8(st, v0, m, zz.x), stage_int8(st, v1, m + 1, zz.y));
+          int8_t* yo = static_cast<int8_t*>(y) + at;
+          const int8_t y0 = stage_int8(st, a0, mult0, shift0, pre0, zo ? zo[0] : 0);
+          if (!pair) {
+            yo[0] = y0;
           } else {
-            if (m < cv.m) yo[0] = stage_int8(st, v0, m, zo ? zo[0] : 0);
-            if (m + 1 < cv.m) yo[1] = stage_int8(st, v1, m + 1, zo ? zo[1] : 0);
+            const int8_t y1 = stage_int8(st, a1, mult1, shift1, pre1, zo ? zo[1] : 0);
+            if ((at & 1) == 0)
+              *reinterpret_cast<char2*>(yo) = make_char2(y0, y1);
+            else
+              yo[0] = y0, yo[1] = y1;
           }
         } else {
           float* yo = static_cast<float*>(y) + at;
-          if (m < cv.m) yo[0] = stage_float(st, v0, m);
-          if (m + 1 < cv.m) yo[1] = stage_float(st, v1, m + 1);
+          yo[0] = stage_float(st, a0, scale0);
+          if (pair) yo[1] = stage_float(st, a1, scale1);
         }
       }
-    }
+  }
 }
 
 template <int BM, int BN, int WM, int WN>
 struct Tile {
   static constexpr int kSmem = kStages * (BM + BN) * kBK;
+  static constexpr int kChannels = BN;
   static int blocks(const IgemmConv& cv) {
     return ((cv.rows + BM - 1) / BM) * ((cv.m + BN - 1) / BN);
   }
@@ -259,34 +307,59 @@ struct Tile {
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   }
   static void launch(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
-                     const int8_t* z, void* y, cudaStream_t stream) {
-    const dim3 grid((cv.rows + BM - 1) / BM, (cv.m + BN - 1) / BN);
+                     const int8_t* z, void* y, int splits, int32_t* split_acc,
+                     cudaStream_t stream) {
+    const dim3 grid((cv.rows + BM - 1) / BM, (cv.m + BN - 1) / BN, splits);
     auto k = cv.c % 16 == 0 ? kernel<true>() : kernel<false>();
-    k<<<grid, WM * WN * 32, kSmem, stream>>>(x, w, cv, st, z, y);
+    k<<<grid, WM * WN * 32, kSmem, stream>>>(x, w, cv, st, z, y, split_acc);
     MINFER_CUDA_CHECK(cudaGetLastError());
   }
 };
 
-using TileL = Tile<128, 128, 2, 4>;  // 8 warps of 64 x 32
-using TileM = Tile<64, 128, 2, 2>;   // 4 warps of 32 x 64
-using TileS = Tile<64, 64, 2, 2>;    // 4 warps of 32 x 32
-using TileXS = Tile<32, 64, 1, 2>;   // 2 warps of 32 x 32
+using TileL = Tile<128, 128, 2, 4>;   // 8 warps of 64 x 32
+using TileLN = Tile<128, 64, 2, 2>;   // 4 warps of 64 x 32
+using TileS = Tile<64, 64, 2, 2>;     // 4 warps of 32 x 32
+using TileXS = Tile<32, 64, 1, 2>;    // 2 warps of 32 x 32
+
+// Calls f with the Tile type of `tile`.
+template <typename F>
+void with_tile(IgemmTile tile, F&& f) {
+  switch (tile) {
+    case IgemmTile::L128x128: f(TileL{}); break;
+    case IgemmTile::L128x64: f(TileLN{}); break;
+    case IgemmTile::S64x64: f(TileS{}); break;
+    case IgemmTile::XS32x64: f(TileXS{}); break;
+  }
+}
 
 }  // namespace
 
-IgemmTile igemm_pick_tile(const IgemmConv& cv, int sm_count) {
+IgemmPlan igemm_plan(const IgemmConv& cv, int sm_count) {
   // The largest tile that still gives every multiprocessor a block: large tiles reuse each
-  // loaded byte more, small ones keep a small problem (batch 1) from idling the chip.
-  if (TileL::blocks(cv) >= sm_count) return IgemmTile::L128x128;
-  if (TileM::blocks(cv) >= sm_count) return IgemmTile::M64x128;
-  if (TileS::blocks(cv) >= sm_count) return IgemmTile::S64x64;
-  return IgemmTile::XS32x64;
+  // loaded byte more, small ones keep a small problem (batch 1) from idling the chip. A
+  // 128-channel tile is skipped for 64 channels or fewer, where half of it would be padding.
+  for (IgemmTile tile :
+       {IgemmTile::L128x128, IgemmTile::L128x64, IgemmTile::S64x64, IgemmTile::XS32x64}) {
+    int blocks = 0, channels = 0;
+    with_tile(tile, [&](auto t) { blocks = t.blocks(cv), channels = t.kChannels; });
+    if (channels == 128 && cv.m <= 64) continue;
+    if (blocks >= sm_count) return {tile, 1};
+  }
+  // Still too few blocks: split K over more blocks, at least two k tiles each, and sum their
+  // int32 partials (exact in any order) before the output stage.
+  const int blocks = TileXS::blocks(cv), ktiles = cv.ld / kBK;
+  const int splits = std::max(1, std::min(sm_count / std::max(blocks, 1), ktiles / 2));
+  return {IgemmTile::XS32x64, splits};
+}
+
+size_t igemm_workspace_bytes(const IgemmConv& cv, const IgemmPlan& plan) {
+  return plan.splits > 1 ? size_t(cv.rows) * size_t(cv.m) * sizeof(int32_t) : 0;
 }
 
 const char* igemm_tile_name(IgemmTile tile) {
   switch (tile) {
     case IgemmTile::L128x128: return "128x128";
-    case IgemmTile::M64x128: return "64x128";
+    case IgemmTile::L128x64: return "128x64";
     case IgemmTile::S64x64: return "64x64";
     case IgemmTile::XS32x64: return "32x64";
   }
@@ -294,23 +367,20 @@ const char* igemm_tile_name(IgemmTile tile) {
 }
 
 void igemm_prepare(IgemmTile tile) {
-  switch (tile) {
-    case IgemmTile::L128x128: TileL::allow_smem(); break;
-    case IgemmTile::M64x128: TileM::allow_smem(); break;
-    case IgemmTile::S64x64: TileS::allow_smem(); break;
-    case IgemmTile::XS32x64: TileXS::allow_smem(); break;
-  }
+  with_tile(tile, [](auto t) { t.allow_smem(); });
 }
 
 void qconv_igemm(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
-                 const int8_t* z, void* y, IgemmTile tile, cudaStream_t stream) {
+                 const int8_t* z, void* y, const IgemmPlan& plan, void* workspace,
+                 cudaStream_t stream) {
   if (cv.rows == 0 || cv.m == 0) return;
-  switch (tile) {
-    case IgemmTile::L128x128: TileL::launch(x, w, cv, st, z, y, stream); break;
-    case IgemmTile::M64x128: TileM::launch(x, w, cv, st, z, y, stream); break;
-    case IgemmTile::S64x64: TileS::launch(x, w, cv, st, z, y, stream); break;
-    case IgemmTile::XS32x64: TileXS::launch(x, w, cv, st, z, y, stream); break;
-  }
+  int32_t* split_acc = plan.splits > 1 ? static_cast<int32_t*>(workspace) : nullptr;
+  if (split_acc)
+    MINFER_CUDA_CHECK(cudaMemsetAsync(split_acc, 0, igemm_workspace_bytes(cv, plan), stream));
+  with_tile(plan.tile, [&](auto t) {
+    t.launch(x, w, cv, st, z, y, plan.splits, split_acc, stream);
+  });
+  if (split_acc) qconv_epilogue(split_acc, cv.m, cv.rows, cv.m, st, z, y, stream);
 }
 
 }  // namespace minfer::cuda

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace minfer::cuda {
@@ -95,17 +96,24 @@ struct IgemmConv {
   int8_t x_zero_point = 0;
   Window2d win;
 };
-// The output tile of one thread block (rows x channels).
-enum class IgemmTile { L128x128, M64x128, S64x64, XS32x64 };
-IgemmTile igemm_pick_tile(const IgemmConv& cv, int sm_count);
+// The output tile of one thread block (rows x channels), and how many blocks split K.
+enum class IgemmTile { L128x128, L128x64, S64x64, XS32x64 };
+struct IgemmPlan {
+  IgemmTile tile = IgemmTile::L128x128;
+  int splits = 1;
+};
+IgemmPlan igemm_plan(const IgemmConv& cv, int sm_count);
 const char* igemm_tile_name(IgemmTile tile);
+// Device memory a run needs (split K: the int32 partial sums).
+size_t igemm_workspace_bytes(const IgemmConv& cv, const IgemmPlan& plan);
 // Lets the tile's kernels use their shared memory on the current device (once, before
 // launches and graph captures).
 void igemm_prepare(IgemmTile tile);
 // y[p * m + c] = stage(init[c] + sum over k of A[p, k] * w[c * ld + k]), z laid out as y.
-// x, w, z 16-byte aligned.
+// x, w, z 16-byte aligned; `workspace` igemm_workspace_bytes(), 256-byte aligned.
 void qconv_igemm(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
-                 const int8_t* z, void* y, IgemmTile tile, cudaStream_t stream);
+                 const int8_t* z, void* y, const IgemmPlan& plan, void* workspace,
+                 cudaStream_t stream);
 
 // ---- int8_ops.cu: QuantizeLinear, DequantizeLinear, QAdd, pooling ------------------------
 
