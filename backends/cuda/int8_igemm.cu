@@ -135,7 +135,10 @@ __global__ void __launch_bounds__(WM* WN * 32)
         else
           *reinterpret_cast<uint4*>(dst) = make_uint4(zx4, zx4, zx4, zx4);
       } else {
-        uint32_t v[4] = {zx4, zx4, zx4, zx4};
+        // All 16 loads are issued before any is used, so their latencies overlap.
+        int8_t bytes[16];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) bytes[j] = cv.x_zero_point;
         if (a_img[i] >= 0) {
           // (ky, kx, ch) of k, then stepped byte by byte: no division in the loop.
           const int tap = k / cv.c;
@@ -145,11 +148,7 @@ __global__ void __launch_bounds__(WM* WN * 32)
           const int8_t* px = x + a_img[i] + (iy * win.w + ix) * cv.c;
 #pragma unroll
           for (int j = 0; j < 16; ++j) {
-            if (inside && k + j < cv.k) {
-              const uint32_t b = static_cast<uint8_t>(__ldg(px + ch));
-              const int shift = (j & 3) * 8;
-              v[j >> 2] = (v[j >> 2] & ~(0xffu << shift)) | (b << shift);
-            }
+            if (inside && k + j < cv.k) bytes[j] = __ldg(px + ch);
             if (++ch == cv.c) {
               ch = 0;
               if (++kx == win.kw) kx = 0, ++ky;
@@ -159,6 +158,12 @@ __global__ void __launch_bounds__(WM* WN * 32)
             }
           }
         }
+        uint32_t v[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          v[q] = uint32_t(uint8_t(bytes[4 * q])) | uint32_t(uint8_t(bytes[4 * q + 1])) << 8 |
+                 uint32_t(uint8_t(bytes[4 * q + 2])) << 16 |
+                 uint32_t(uint8_t(bytes[4 * q + 3])) << 24;
         *reinterpret_cast<uint4*>(dst) = make_uint4(v[0], v[1], v[2], v[3]);
       }
     }

@@ -51,22 +51,36 @@ __global__ void qadd_kernel(const int8_t* __restrict__ a, const int8_t* __restri
   }
 }
 
-// One thread per output element; channels innermost, so a warp reads contiguous bytes.
-__global__ void qmax_pool_kernel(const int8_t* __restrict__ x, int8_t* __restrict__ y, int total,
-                                 int c, Window2d s) {
+// One thread per output element, or per 4 channels (V = uint32_t, when C is a multiple of 4:
+// one 4-byte load and a SIMD byte max per tap); channels innermost, so a warp reads contiguous
+// bytes. `c` and the element count are in units of V.
+template <typename V>
+__device__ __forceinline__ V max_v(V a, V b);
+template <>
+__device__ __forceinline__ int8_t max_v(int8_t a, int8_t b) {
+  return a > b ? a : b;
+}
+template <>
+__device__ __forceinline__ uint32_t max_v(uint32_t a, uint32_t b) {
+  return __vmaxs4(a, b);
+}
+
+template <typename V>
+__global__ void qmax_pool_kernel(const V* __restrict__ x, V* __restrict__ y, int total, int c,
+                                 Window2d s, V lowest) {
   MINFER_GRID_STRIDE(i, total) {
     const int ch = i % c, pos = i / c;
     const int ox = pos % s.ow, oy = pos / s.ow % s.oh, n = pos / (s.ow * s.oh);
-    int32_t best = -128;  // padding never wins; an all-padding window gives -128
+    V best = lowest;  // padding never wins; an all-padding window gives -128
     for (int ky = 0; ky < s.kh; ++ky) {
       const int iy = oy * s.sh - s.pad_t + ky * s.dh;
       if (iy < 0 || iy >= s.h) continue;
       for (int kx = 0; kx < s.kw; ++kx) {
         const int ix = ox * s.sw - s.pad_l + kx * s.dw;
-        if (ix >= 0 && ix < s.w) best = max(best, int32_t{x[((n * s.h + iy) * s.w + ix) * c + ch]});
+        if (ix >= 0 && ix < s.w) best = max_v(best, __ldg(x + ((n * s.h + iy) * s.w + ix) * c + ch));
       }
     }
-    y[i] = static_cast<int8_t>(best);
+    y[i] = best;
   }
 }
 
@@ -108,7 +122,13 @@ void qmax_pool_nhwc(const int8_t* x, int8_t* y, int n, int c, const Window2d& wi
                     cudaStream_t stream) {
   const int total = n * win.oh * win.ow * c;
   if (total == 0) return;
-  qmax_pool_kernel<<<grid_for(total), kThreads, 0, stream>>>(x, y, total, c, win);
+  if (c % 4 == 0)
+    qmax_pool_kernel<uint32_t><<<grid_for(total / 4), kThreads, 0, stream>>>(
+        reinterpret_cast<const uint32_t*>(x), reinterpret_cast<uint32_t*>(y), total / 4, c / 4,
+        win, 0x80808080u);
+  else
+    qmax_pool_kernel<int8_t><<<grid_for(total), kThreads, 0, stream>>>(x, y, total, c, win,
+                                                                      int8_t{-128});
   MINFER_CUDA_CHECK(cudaGetLastError());
 }
 

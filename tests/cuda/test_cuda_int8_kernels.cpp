@@ -1,6 +1,6 @@
 // Every int8 CUDA kernel equals its reference kernel bit for bit: QConv and QGemm on all three
-// GEMM paths (the implicit GEMM, cuBLASLt and dp4a, each tile shape of the first), QuantizeLinear, DequantizeLinear, QAdd, QMaxPool and
-// QGlobalAveragePool.
+// GEMM paths (the implicit GEMM in each of its plans, cuBLASLt and dp4a), QuantizeLinear,
+// DequantizeLinear, QAdd, QMaxPool and QGlobalAveragePool.
 #include "cuda/cuda_test_util.h"
 #include "int8/int8_test_util.h"
 
@@ -153,8 +153,12 @@ TEST_CASE("CUDA QMaxPool and QGlobalAveragePool equal the reference", "[cuda][in
   mp.set("kernel_shape", std::vector<int64_t>{3, 3});
   mp.set("strides", std::vector<int64_t>{2, 2});
   mp.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  const NodeCase pool{"QMaxPool", kMinferDomain, mp, {random_i8(Shape{2, 13, 12, 19}, rng)}, {}};
-  require_equal(run_cuda_case(pool, *dc), run_reference_case(pool));
+  // 19 channels: one byte per thread; 64: four per thread (SIMD byte max).
+  for (int64_t c : {19, 64}) {
+    const NodeCase pool{"QMaxPool", kMinferDomain, mp, {random_i8(Shape{2, 13, 12, c}, rng)}, {}};
+    INFO(c << " channels");
+    require_equal(run_cuda_case(pool, *dc), run_reference_case(pool));
+  }
   for (const char* layout : {"NHWC", "NCHW"}) {
     Attributes a;
     a.set("layout", std::string(layout));
