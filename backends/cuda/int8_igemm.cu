@@ -114,24 +114,18 @@ __global__ void __launch_bounds__(WM* WN * 32)
     }
   }
 
-  auto load_tile = [&](int stage, int kt) {
-    const int k = kt * kBK + chunk * 16;
+  // Where this thread's chunk of the next k tile to load starts: k = (ky * kw + kx) * C + ch.
+  // Tiles are loaded in order, so this steps forward without a division.
+  int k = 0, ch = 0, kx = 0, ky = 0;
+  auto load_tile = [&](int stage) {
 #pragma unroll
     for (int i = 0; i < A_ITERS; ++i) {
       const int row = (tid >> 2) + i * (kThreads / 4);
       char* dst = sa + stage * BM * kBK + swizzle(row, chunk);
       if constexpr (kVecA) {
-        bool ok = a_img[i] >= 0 && k < cv.k;
-        const int8_t* src = x;
-        if (ok) {
-          const int tap = k / cv.c, ch = k - tap * cv.c;
-          const int ky = tap / win.kw, kx = tap - ky * win.kw;
-          const int iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
-          ok = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
-          src = x + a_img[i] + (iy * win.w + ix) * cv.c + ch;
-        }
-        if (ok)
-          cp_async16(smem_addr(dst), src, true);
+        const int iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
+        if (a_img[i] >= 0 && k < cv.k && iy >= 0 && iy < win.h && ix >= 0 && ix < win.w)
+          cp_async16(smem_addr(dst), x + a_img[i] + (iy * win.w + ix) * cv.c + ch, true);
         else
           *reinterpret_cast<uint4*>(dst) = make_uint4(zx4, zx4, zx4, zx4);
       } else {
@@ -139,20 +133,18 @@ __global__ void __launch_bounds__(WM* WN * 32)
         int8_t bytes[16];
 #pragma unroll
         for (int j = 0; j < 16; ++j) bytes[j] = cv.x_zero_point;
-        if (a_img[i] >= 0) {
-          // (ky, kx, ch) of k, then stepped byte by byte: no division in the loop.
-          const int tap = k / cv.c;
-          int ch = k - tap * cv.c, ky = tap / win.kw, kx = tap - ky * win.kw;
-          int iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
+        if (a_img[i] >= 0) {  // (ky, kx, c) stepped byte by byte from the chunk's start
+          int c = ch, tx = kx, ty = ky;
+          int iy = a_iy[i] + ty * win.dh, ix = a_ix[i] + tx * win.dw;
           bool inside = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
           const int8_t* px = x + a_img[i] + (iy * win.w + ix) * cv.c;
 #pragma unroll
           for (int j = 0; j < 16; ++j) {
-            if (inside && k + j < cv.k) bytes[j] = __ldg(px + ch);
-            if (++ch == cv.c) {
-              ch = 0;
-              if (++kx == win.kw) kx = 0, ++ky;
-              iy = a_iy[i] + ky * win.dh, ix = a_ix[i] + kx * win.dw;
+            if (inside && k + j < cv.k) bytes[j] = __ldg(px + c);
+            if (++c == cv.c) {
+              c = 0;
+              if (++tx == win.kw) tx = 0, ++ty;
+              iy = a_iy[i] + ty * win.dh, ix = a_ix[i] + tx * win.dw;
               inside = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
               px = x + a_img[i] + (iy * win.w + ix) * cv.c;
             }
@@ -174,6 +166,9 @@ __global__ void __launch_bounds__(WM* WN * 32)
       const int8_t* src = ok ? w + static_cast<int64_t>(n0 + row) * cv.ld + k : w;
       cp_async16(smem_addr(sb + stage * BN * kBK + swizzle(row, chunk)), src, ok);
     }
+    k += kBK;
+    for (ch += kBK; ch >= cv.c; ch -= cv.c)
+      if (++kx == win.kw) kx = 0, ++ky;
   };
 
   int32_t acc[MT][NT][4];
@@ -186,16 +181,19 @@ __global__ void __launch_bounds__(WM* WN * 32)
   const int ktiles_all = cv.ld / kBK, per_split = (ktiles_all + gridDim.z - 1) / gridDim.z;
   const int kt0 = blockIdx.z * per_split, kt1 = min(ktiles_all, kt0 + per_split);
   const int ktiles = max(kt1 - kt0, 0);
+  k = kt0 * kBK + chunk * 16;
+  const int tap = k / cv.c;
+  ch = k - tap * cv.c, ky = tap / win.kw, kx = tap - ky * win.kw;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < ktiles) load_tile(s, kt0 + s);
+    if (s < ktiles) load_tile(s);
     cp_async_commit();
   }
   for (int kt = 0; kt < ktiles; ++kt) {
     cp_async_wait<kStages - 2>();
     __syncthreads();  // tile kt is in; every warp is done with the stage loaded next
     if (kt + kStages - 1 < ktiles)
-      load_tile((kt + kStages - 1) % kStages, kt0 + kt + kStages - 1);
+      load_tile((kt + kStages - 1) % kStages);
     cp_async_commit();
     const char* ta = sa + (kt % kStages) * BM * kBK;
     const char* tb = sb + (kt % kStages) * BN * kBK;
