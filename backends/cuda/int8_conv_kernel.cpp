@@ -70,7 +70,11 @@ class QConvCuda final : public Kernel {
     return probe.use_lt_;
   }
   static bool supports_igemm(const PrepareContext& ctx) {
-    return supports(ctx) && ctx.node.attrs.get_int("group", 1) == 1 && ctx.device_context;
+    if (!supports(ctx) || ctx.node.attrs.get_int("group", 1) != 1 || !ctx.device_context)
+      return false;
+    QConvCuda probe(GemmPath::Igemm);
+    probe.read_dims(ctx);
+    return igemm_accepts(probe.conv_.c, probe.conv_.win.kh * probe.conv_.win.kw * probe.conv_.cg);
   }
 
   void prepare(PrepareContext& ctx) override;

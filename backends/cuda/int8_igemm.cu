@@ -89,6 +89,8 @@ __global__ void __launch_bounds__(WM* WN * 32)
   extern __shared__ __align__(128) char smem[];
   char* sa = smem;                           // [kStages][BM][kBK]
   char* sb = smem + kStages * BM * kBK;      // [kStages][BN][kBK]
+  // !kVecA: per k < ld, where A's byte k lies relative to the window's top-left input byte.
+  int2* gather = reinterpret_cast<int2*>(sb + kStages * BN * kBK);  // [ld]
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = warp / WN, warp_n = warp % WN;
@@ -114,6 +116,18 @@ __global__ void __launch_bounds__(WM* WN * 32)
     }
   }
 
+  if constexpr (!kVecA) {
+    // x: the byte offset ((ky * dh * W) + kx * dw) * C + c; y: (ky * dh) << 16 | kx * dw, with
+    // dy = 0xffff (outside any image) for k >= K.
+    for (int kk = tid; kk < cv.ld; kk += kThreads) {
+      const int tap = kk / cv.c, c = kk - tap * cv.c, ty = tap / win.kw, tx = tap - ty * win.kw;
+      gather[kk] = kk < cv.k ? make_int2((ty * win.dh * win.w + tx * win.dw) * cv.c + c,
+                                         (ty * win.dh) << 16 | tx * win.dw)
+                             : make_int2(0, 0xffff << 16);
+    }
+    __syncthreads();
+  }
+
   // Where this thread's chunk of the next k tile to load starts: k = (ky * kw + kx) * C + ch.
   // Tiles are loaded in order, so this steps forward without a division.
   int k = 0, ch = 0, kx = 0, ky = 0;
@@ -129,26 +143,17 @@ __global__ void __launch_bounds__(WM* WN * 32)
         else
           *reinterpret_cast<uint4*>(dst) = make_uint4(zx4, zx4, zx4, zx4);
       } else {
-        // All 16 loads are issued before any is used, so their latencies overlap.
+        // Straight-line predicated loads from the gather table: all 16 are in flight before
+        // any is used.
         int8_t bytes[16];
+        const int8_t* corner = x + a_img[i] + (a_iy[i] * win.w + a_ix[i]) * cv.c;
 #pragma unroll
-        for (int j = 0; j < 16; ++j) bytes[j] = cv.x_zero_point;
-        if (a_img[i] >= 0) {  // (ky, kx, c) stepped byte by byte from the chunk's start
-          int c = ch, tx = kx, ty = ky;
-          int iy = a_iy[i] + ty * win.dh, ix = a_ix[i] + tx * win.dw;
-          bool inside = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
-          const int8_t* px = x + a_img[i] + (iy * win.w + ix) * cv.c;
-#pragma unroll
-          for (int j = 0; j < 16; ++j) {
-            if (inside && k + j < cv.k) bytes[j] = __ldg(px + c);
-            if (++c == cv.c) {
-              c = 0;
-              if (++tx == win.kw) tx = 0, ++ty;
-              iy = a_iy[i] + ty * win.dh, ix = a_ix[i] + tx * win.dw;
-              inside = iy >= 0 && iy < win.h && ix >= 0 && ix < win.w;
-              px = x + a_img[i] + (iy * win.w + ix) * cv.c;
-            }
-          }
+        for (int j = 0; j < 16; ++j) {
+          const int2 e = gather[k + j];
+          const int iy = a_iy[i] + (e.y >> 16), ix = a_ix[i] + (e.y & 0xffff);
+          const bool inside = a_img[i] >= 0 && unsigned(iy) < unsigned(win.h) &&
+                              unsigned(ix) < unsigned(win.w);
+          bytes[j] = inside ? __ldg(corner + e.x) : cv.x_zero_point;
         }
         uint32_t v[4];
 #pragma unroll
@@ -307,14 +312,17 @@ struct Tile {
     MINFER_CUDA_CHECK(cudaFuncSetAttribute(kernel<true>(),
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
     MINFER_CUDA_CHECK(cudaFuncSetAttribute(kernel<false>(),
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           kSmem + kMaxGatherK * int(sizeof(int2))));
   }
   static void launch(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
                      const int8_t* z, void* y, int splits, int32_t* split_acc,
                      cudaStream_t stream) {
     const dim3 grid((cv.rows + BM - 1) / BM, (cv.m + BN - 1) / BN, splits);
-    auto k = cv.c % 16 == 0 ? kernel<true>() : kernel<false>();
-    k<<<grid, WM * WN * 32, kSmem, stream>>>(x, w, cv, st, z, y, split_acc);
+    const bool vec = cv.c % 16 == 0;
+    auto k = vec ? kernel<true>() : kernel<false>();
+    const int smem = kSmem + (vec ? 0 : cv.ld * int(sizeof(int2)));
+    k<<<grid, WM * WN * 32, smem, stream>>>(x, w, cv, st, z, y, split_acc);
     MINFER_CUDA_CHECK(cudaGetLastError());
   }
 };
@@ -336,6 +344,10 @@ void with_tile(IgemmTile tile, F&& f) {
 }
 
 }  // namespace
+
+bool igemm_accepts(int c, int k) {
+  return c % 16 == 0 || (k + kBK - 1) / kBK * kBK <= kMaxGatherK;
+}
 
 IgemmPlan igemm_plan(const IgemmConv& cv, int sm_count) {
   // The largest tile that still gives every multiprocessor a block: large tiles reuse each

@@ -96,6 +96,10 @@ struct IgemmConv {
   int8_t x_zero_point = 0;
   Window2d win;
 };
+// Whether the implicit GEMM takes a conv of c input channels and k = kh * kw * c: any k when
+// c is a multiple of 16 (16-byte copies), else k up to kMaxGatherK (the byte gather's table).
+inline constexpr int kMaxGatherK = 4096;
+bool igemm_accepts(int c, int k);
 // The output tile of one thread block (rows x channels), and how many blocks split K.
 enum class IgemmTile { L128x128, L128x64, S64x64, XS32x64 };
 struct IgemmPlan {
