@@ -28,6 +28,24 @@ void copy_to_host(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void copy_on_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void synchronize(DeviceContext& ctx);
 
+// Counts the device memory that device_alloc hands out on the calling thread while the tally
+// lives (tallies nest: an inner one's bytes count in the outer one too). The planner keeps one
+// while it builds a plan, so that a plan knows what its weights and constants cost on the GPU.
+class DeviceAllocationTally {
+ public:
+  DeviceAllocationTally();
+  ~DeviceAllocationTally();
+  DeviceAllocationTally(const DeviceAllocationTally&) = delete;
+  DeviceAllocationTally& operator=(const DeviceAllocationTally&) = delete;
+  size_t bytes() const { return bytes_; }
+
+ private:
+  friend void count_device_allocation(size_t bytes);
+  DeviceAllocationTally* outer_;
+  size_t bytes_ = 0;
+};
+void count_device_allocation(size_t bytes);  // called by device_alloc
+
 // Page-locked host memory: the GPU copies to and from it asynchronously, and inside CUDA
 // graphs. Throws Error(OutOfMemory); pinned_free never throws.
 void* pinned_alloc(DeviceContext& ctx, size_t bytes);

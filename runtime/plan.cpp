@@ -412,7 +412,11 @@ std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input
                                  const std::vector<const Tensor*>& input_values,
                                  const SessionOptions& options, int threads,
                                  DeviceContext* device_context) {
-  return PlanBuilder(g, options, threads, device_context).build(input_shapes, input_values);
+  cuda::DeviceAllocationTally tally;  // the weights and constants kernels upload
+  std::unique_ptr<Plan> plan =
+      PlanBuilder(g, options, threads, device_context).build(input_shapes, input_values);
+  plan->stats.device_bytes = tally.bytes() + plan->arena_bytes[1];
+  return plan;
 }
 
 namespace {

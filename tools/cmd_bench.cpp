@@ -77,7 +77,8 @@ int cmd_bench(const Argv& argv) {
     if (!v->is_constant()) inputs[v->name] = random_input(*v, batch, rng);
   const double t_prepare = now_ms();
   Session session(std::move(model.graph), options);
-  session.plan_stats(inputs);  // optimize + plan + pack weights: not part of the timed runs
+  // optimize + plan + pack weights: not part of the timed runs
+  const PlanStats plan_stats = session.plan_stats(inputs);
   const double prepare_ms = now_ms() - t_prepare;
 
   // --device-input: the same inputs, copied once into GPU memory that the runs read.
@@ -135,7 +136,9 @@ int cmd_bench(const Argv& argv) {
     j.set("threads", effective_threads(options));
     j.set("opt_level", options.optimization_level);
     j.set("batch", batch);
-    j.set("cuda_graph", !options.device.is_cpu() && options.cuda_graphs);
+    j.set("cuda_graph", plan_stats.cuda_graph);
+    j.set("arena_bytes", plan_stats.arena_bytes);
+    if (!options.device.is_cpu()) j.set("device_bytes", plan_stats.device_bytes);
     j.set("device_input", device_input);
     j.set("warmup", warmup);
     j.set("iterations", ms.size());
@@ -148,8 +151,13 @@ int cmd_bench(const Argv& argv) {
   }
   std::printf("%s · %s · batch %lld%s\n", model.title().c_str(), describe_options(options).c_str(),
               static_cast<long long>(batch), device_input ? " · inputs on the GPU" : "");
-  std::printf("prepare %s · %lld warmup + %zu timed runs in %s\n\n", format_ms(prepare_ms).c_str(),
+  std::printf("prepare %s · %lld warmup + %zu timed runs in %s\n", format_ms(prepare_ms).c_str(),
               static_cast<long long>(warmup), ms.size(), format_ms(total_ms).c_str());
+  if (!options.device.is_cpu())
+    std::printf("GPU memory of the plan %s (weights + one run's arena)%s\n",
+                format_bytes(plan_stats.device_bytes).c_str(),
+                plan_stats.cuda_graph ? " · replayed as a CUDA graph" : "");
+  std::printf("\n");
   std::vector<std::string> header{""}, row{"latency (ms)"};
   for (const Stat& s : stats) {
     header.push_back(s.name);

@@ -80,6 +80,7 @@ void* device_alloc(DeviceContext& ctx, size_t bytes) {
   DeviceGuard guard(ctx.device);
   void* ptr = nullptr;
   MINFER_CUDA_CHECK(cudaMalloc(&ptr, bytes));
+  count_device_allocation(bytes);
   return ptr;
 }
 

@@ -132,8 +132,13 @@ TEST_CASE("int8 CIFAR ResNet-20 and -56 on CUDA equal the CPU on all 500 CIFAR i
       require_equal(eager.run_one(batch), want);
     }
     const std::map<std::string, Shape> shape{{with_graph.input_names()[0], Shape{100, 3, 32, 32}}};
-    CHECK(with_graph.plan_stats(shape).cuda_graph);
+    const PlanStats stats = with_graph.plan_stats(shape);
+    CHECK(stats.cuda_graph);
     CHECK_FALSE(eager.plan_stats(shape).cuda_graph);
+    // The plan's GPU memory: its int8 weights (under 1 MB for ResNet-56) and one run's arena.
+    CHECK(stats.device_bytes > 0);
+    CHECK(stats.device_bytes < (size_t{64} << 20));
+    CHECK(cpu.plan_stats(shape).device_bytes == 0);
   }
 }
 
