@@ -118,12 +118,13 @@ __global__ void __launch_bounds__(WM* WN * 32)
 
   if constexpr (!kVecA) {
     // x: the byte offset ((ky * dh * W) + kx * dw) * C + c; y: (ky * dh) << 16 | kx * dw, with
-    // dy = 0xffff (outside any image) for k >= K.
+    // dy = 0x7fff for k >= K (below the image, so the zero point; any in-bounds byte would do
+    // as well, since W is zero there).
     for (int kk = tid; kk < cv.ld; kk += kThreads) {
       const int tap = kk / cv.c, c = kk - tap * cv.c, ty = tap / win.kw, tx = tap - ty * win.kw;
       gather[kk] = kk < cv.k ? make_int2((ty * win.dh * win.w + tx * win.dw) * cv.c + c,
                                          (ty * win.dh) << 16 | tx * win.dw)
-                             : make_int2(0, 0xffff << 16);
+                             : make_int2(0, 0x7fff << 16);
     }
     __syncthreads();
   }
