@@ -74,6 +74,79 @@ __device__ __forceinline__ float stage_float(const QStage& st, int32_t a, float 
   return st.relu ? (v > 0.f ? v : 0.f) : v;
 }
 
+// The int8 output stage through shared memory, for C_out a multiple of 16: each thread first
+// writes its accumulators' requantized values t (the conv's own output) into a BM x BN tile,
+// then the block writes the tile as whole 16-byte row vectors, adding the residual read the
+// same way. Global stores and residual loads are then full, coalesced vectors.
+template <int BM, int BN, int WM, int WN, int MT, int NT>
+__device__ __forceinline__ void staged_int8_epilogue(const int32_t (&acc)[MT][NT][4], char* smem,
+                                                     const IgemmConv& cv, const QStage& st,
+                                                     const int8_t* __restrict__ z,
+                                                     int8_t* __restrict__ y) {
+  constexpr int kThreads = WM * WN * 32, TM = BM / WM, TN = BN / WN;
+  constexpr int kLd = BN + 16;  // padded rows, still 16-byte aligned
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warp_m = warp / WN, warp_n = warp % WN, g = lane >> 2, t = lane & 3;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  int8_t* tile = reinterpret_cast<int8_t*>(smem);  // [BM][kLd]
+  __syncthreads();  // every warp is done reading the pipeline's tiles
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    const int col = warp_n * TN + j * 8 + t * 2, m = n0 + col;
+    if (m >= cv.m) continue;  // m + 1 < cv.m too: cv.m is even
+    const int32_t init0 = __ldg(st.init + m), init1 = __ldg(st.init + m + 1);
+    const int32_t mult0 = __ldg(st.mult + m), mult1 = __ldg(st.mult + m + 1);
+    const int32_t shift0 = __ldg(st.shift + m), shift1 = __ldg(st.shift + m + 1);
+    const int32_t pre0 = __ldg(st.pre + m), pre1 = __ldg(st.pre + m + 1);
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = warp_m * TM + i * 16 + g + half * 8;
+        const int32_t a0 = static_cast<int32_t>(static_cast<uint32_t>(acc[i][j][half * 2]) +
+                                                static_cast<uint32_t>(init0));
+        const int32_t a1 = static_cast<int32_t>(
+            static_cast<uint32_t>(acc[i][j][half * 2 + 1]) + static_cast<uint32_t>(init1));
+        const int32_t t0 =
+            clamp_i32(requantize(a0, mult0, shift0, pre0) + st.zero_point, st.qmin, st.qmax);
+        const int32_t t1 =
+            clamp_i32(requantize(a1, mult1, shift1, pre1) + st.zero_point, st.qmin, st.qmax);
+        *reinterpret_cast<char2*>(tile + row * kLd + col) =
+            make_char2(static_cast<int8_t>(t0), static_cast<int8_t>(t1));
+      }
+  }
+  __syncthreads();
+  constexpr int kVectors = BN / 16;
+  for (int v = tid; v < BM * kVectors; v += kThreads) {
+    const int row = v / kVectors, col = (v % kVectors) * 16;
+    const int p = m0 + row, m = n0 + col;
+    if (p >= cv.rows || m >= cv.m) continue;  // m + 16 <= cv.m: both are multiples of 16
+    uint4 out = *reinterpret_cast<const uint4*>(tile + row * kLd + col);
+    const int64_t at = static_cast<int64_t>(p) * cv.m + m;
+    if (st.residual) {
+      const uint4 zv = *reinterpret_cast<const uint4*>(z + at);
+      uint32_t* o = &out.x;
+      const uint32_t* zw = &zv.x;
+#pragma unroll
+      for (int word = 0; word < 4; ++word) {
+        uint32_t r = 0;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) {
+          const int32_t tv = static_cast<int8_t>(o[word] >> (8 * b));
+          const int32_t zb = static_cast<int8_t>(zw[word] >> (8 * b));
+          const int32_t yv = clamp_i32(add_requantize(tv - st.zero_point, zb - st.z_zero_point,
+                                                      st.ma, st.mb, st.k) +
+                                           st.y_zero_point,
+                                       st.y_min, st.y_max);
+          r |= (static_cast<uint32_t>(yv) & 0xffu) << (8 * b);
+        }
+        o[word] = r;
+      }
+    }
+    *reinterpret_cast<uint4*>(y + at) = out;
+  }
+}
+
 // BM x BN tile of the output per block, WM x WN warps of (BM / WM) x (BN / WN) each.
 // kVecA: C is a multiple of 16, so every 16-byte chunk of a row of A is 16 consecutive
 // channels of one input pixel (one cp.async); otherwise the chunk is gathered byte by byte.
@@ -245,6 +318,10 @@ __global__ void __launch_bounds__(WM* WN * 32)
           if (m + 1 < cv.m) atomicAdd(out + 1, acc[i][j][half * 2 + 1]);
         }
     }
+    return;
+  }
+  if (st.int8_out && cv.m % 16 == 0) {
+    staged_int8_epilogue<BM, BN, WM, WN>(acc, smem, cv, st, z, static_cast<int8_t*>(y));
     return;
   }
 #pragma unroll
