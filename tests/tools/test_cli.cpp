@@ -6,6 +6,7 @@
 
 #include "backends/cuda_api.h"
 #include "cli_test_util.h"
+#include "repo_data.h"
 #include "runtime/json.h"
 
 using namespace minfer;
@@ -27,7 +28,13 @@ const json::Value& member(const json::Value& v, const char* key) {
   return *m;
 }
 
-std::string data(const std::string& rel) { return test::shell_quote((test::data_dir() / rel).string()); }
+// A file of the project's data/ folder, and one of the shared data (the larger sets), quoted.
+std::string repo(const std::string& rel) {
+  return test::shell_quote((test::repo_data_dir() / rel).string());
+}
+std::string shared(const std::string& rel) {
+  return test::shell_quote((test::data_dir() / rel).string());
+}
 
 const std::string kWeights20 = "models/resnet20.safetensors";
 const std::string kCat = "images/cifar10-png/cifar10_00_3.png";   // label 3, cat
@@ -52,8 +59,8 @@ TEST_CASE("cli: --help of every command", "[cli]") {
 }
 
 TEST_CASE("cli: run a real CIFAR model on images, --json", "[cli]") {
-  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) + " --image " +
-                          data(kCat) + " --image " + data(kShip) + " --top 3 --json");
+  const CliResult r = cli("run cifar-resnet20 --weights " + repo(kWeights20) + " --image " +
+                          repo(kCat) + " --image " + repo(kShip) + " --top 3 --json");
   const json::Value j = parse_json(r);
   CHECK(member(j, "model").string == "cifar-resnet20");
   CHECK(member(j, "batch").integer == 2);
@@ -69,8 +76,8 @@ TEST_CASE("cli: run a real CIFAR model on images, --json", "[cli]") {
 }
 
 TEST_CASE("cli: run prints a readable top-K table", "[cli]") {
-  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) + " --image " +
-                          data(kCat) + " --top 2");
+  const CliResult r = cli("run cifar-resnet20 --weights " + repo(kWeights20) + " --image " +
+                          repo(kCat) + " --top 2");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("cifar10_00_3.png") && Catch::Contains("cat") &&
                         Catch::Contains(" ms"));
@@ -79,14 +86,14 @@ TEST_CASE("cli: run prints a readable top-K table", "[cli]") {
 TEST_CASE("cli: run with --input, --labels and --save-outputs", "[cli]") {
   const auto dir = test::temp_dir("cli_io");
   // The preprocessed image as a .npy input, and WordNet-style labels.
-  const Tensor x = load_image((test::data_dir() / kCat).string(),
+  const Tensor x = load_image((test::repo_data_dir() / kCat).string(),
                               builtin_model_info("cifar-resnet20").preprocess);
   save_npy(x, (dir / "x.npy").string());
   {
     std::ofstream labels(dir / "labels.txt");
     for (int i = 0; i < 10; ++i) labels << "n0000000" << i << " class number " << i << "\n";
   }
-  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) +
+  const CliResult r = cli("run cifar-resnet20 --weights " + repo(kWeights20) +
                           " --input input=" + test::shell_quote((dir / "x.npy").string()) + " --labels " +
                           test::shell_quote((dir / "labels.txt").string()) + " --save-outputs " +
                           test::shell_quote((dir / "out").string()) + " --json");
@@ -101,13 +108,13 @@ TEST_CASE("cli: run with --input, --labels and --save-outputs", "[cli]") {
 TEST_CASE("cli: run an exported ONNX model", "[cli]") {
   const auto dir = test::temp_dir("cli_onnx");
   const std::string path = (dir / "resnet20.onnx").string();
-  save_onnx(build_model("cifar-resnet20", (test::data_dir() / kWeights20).string()), path);
+  save_onnx(build_model("cifar-resnet20", (test::repo_data_dir() / kWeights20).string()), path);
   // ImageNet mean/std are the default, and the 32x32 size comes from the model's input.
   const json::Value j =
-      parse_json(cli("run " + test::shell_quote(path) + " --image " + data(kCat) + " --json"));
+      parse_json(cli("run " + test::shell_quote(path) + " --image " + repo(kCat) + " --json"));
   CHECK(member(member(member(j, "results").array.at(0), "top").array.at(0), "index").integer == 3);
   // --mean/--std/--size belong to ONNX models only.
-  const CliResult bad = cli("run cifar-resnet20 --mean 0,0,0 --image " + data(kCat));
+  const CliResult bad = cli("run cifar-resnet20 --mean 0,0,0 --image " + repo(kCat));
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--mean"));
 }
@@ -178,8 +185,8 @@ TEST_CASE("cli: bench --iterations 2", "[cli]") {
 
 TEST_CASE("cli: eval on a labelled folder", "[cli]") {
   const json::Value j =
-      parse_json(cli("eval cifar-resnet20 --weights " + data(kWeights20) + " --dataset " +
-                     data("images/cifar10-jpeg") + " --limit 40 --batch 16 --json"));
+      parse_json(cli("eval cifar-resnet20 --weights " + repo(kWeights20) + " --dataset " +
+                     shared("images/cifar10-jpeg") + " --limit 40 --batch 16 --json"));
   CHECK(member(j, "count").integer == 40);
   const double top1 = member(j, "top1").number;
   CHECK(top1 > 0.5);  // the real model: ~80% on this set
@@ -206,11 +213,11 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
     std::string args, message;
   };
   const std::vector<Case> cases{
-      {"run cifar-resnet20 --weights /nonexistent/w.safetensors --image " + data(kCat),
+      {"run cifar-resnet20 --weights /nonexistent/w.safetensors --image " + repo(kCat),
        "/nonexistent/w.safetensors"},
       {"run cifar-resnet20 --image /nonexistent/cat.png", "/nonexistent/cat.png"},
-      {"run /nonexistent/model.onnx --image " + data(kCat), "/nonexistent/model.onnx"},
-      {"run resnet19 --image " + data(kCat), "unknown model 'resnet19'"},
+      {"run /nonexistent/model.onnx --image " + repo(kCat), "/nonexistent/model.onnx"},
+      {"run resnet19 --image " + repo(kCat), "unknown model 'resnet19'"},
       {"eval cifar-resnet20 --dataset /nonexistent/dir", "/nonexistent/dir"},
       {"run cifar-resnet20 --input nope=x.npy", "no input 'nope'"},
   };
@@ -221,7 +228,7 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
     CHECK_THAT(r.err, Catch::Contains(c.message));
   }
   if (!cuda::available()) {
-    const CliResult r = cli("run cifar-resnet20 --device cuda --image " + data(kCat));
+    const CliResult r = cli("run cifar-resnet20 --device cuda --image " + repo(kCat));
     CHECK(r.code == 1);
     CHECK_THAT(r.err, Catch::Contains("CUDA", Catch::CaseSensitive::No));
   }
