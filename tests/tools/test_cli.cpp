@@ -219,6 +219,7 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
       {"run /nonexistent/model.onnx --image " + repo(kCat), "/nonexistent/model.onnx"},
       {"run resnet19 --image " + repo(kCat), "unknown model 'resnet19'"},
       {"eval cifar-resnet20 --dataset /nonexistent/dir", "/nonexistent/dir"},
+      {"demo --data /nonexistent/dir", "/nonexistent/dir"},
       {"run cifar-resnet20 --input nope=x.npy", "no input 'nope'"},
   };
   for (const Case& c : cases) {
@@ -234,9 +235,9 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
   }
 }
 
-TEST_CASE("cli: demo runs and agrees with the reference", "[cli]") {
-  const json::Value j =
-      parse_json(cli("demo --data " + test::shell_quote(test::data_dir().string()) + " --json"));
+TEST_CASE("cli: demo classifies the shipped pictures and agrees with the reference", "[cli]") {
+  const json::Value j = parse_json(cli("demo --json"));
+  CHECK(member(j, "data").string == std::string(MINFER_SOURCE_DIR) + "/data");
   const auto& rows = member(j, "rows").array;
   int fp32_rows = 0, int8_rows = 0;
   for (const auto& row : rows) {
@@ -254,14 +255,38 @@ TEST_CASE("cli: demo runs and agrees with the reference", "[cli]") {
   }
   CHECK(fp32_rows >= 3);
   CHECK(int8_rows >= 3);
+  // Without --calib, half of the 20 pictures calibrate int8 and the other half are classified.
   const auto& file_check = member(j, "reference_logits");
-  CHECK(member(file_check, "argmax_agree").integer == 20);
+  CHECK(member(file_check, "images").integer == 10);
+  CHECK(member(file_check, "argmax_agree").integer == 10);
   CHECK(member(file_check, "max_abs_diff").number < 1e-3);
-  // The real ResNet-20 in int8, calibrated on other images, keeps fp32's top-1 on the 20 PNGs
-  // (19 would still be a fine int8 model; fewer is a regression).
+  const auto& pictures = member(j, "classified").array;
+  REQUIRE(pictures.size() == 10);
+  const auto& names = cifar10_class_names();
+  for (size_t i = 0; i < pictures.size(); ++i) {
+    const auto& p = pictures[i];
+    const std::string file = member(p, "file").string;
+    INFO(file);
+    CHECK(file.rfind("cifar10_0" + std::to_string(i) + "_", 0) == 0);
+    // The real model gets each of these right (the reference logits say so).
+    const int64_t label = member(p, "label").integer;
+    CHECK(file == "cifar10_0" + std::to_string(i) + "_" + std::to_string(label) + ".png");
+    CHECK(member(p, "fp32").integer == label);
+    CHECK(member(p, "fp32_class").string == names.at(size_t(label)));
+    CHECK(member(p, "fp32_probability").number > 0.5);
+    CHECK(member(p, "int8_class").string == names.at(size_t(member(p, "int8").integer)));
+  }
+  // The real ResNet-20 in int8, calibrated on the other 10 pictures, keeps fp32's top-1 on
+  // these 10 (9 would still be a fine int8 model; fewer is a regression).
+  bool found = false;
   for (const auto& c : member(j, "int8_vs_fp32").array)
-    if (member(c, "model").string == "cifar-resnet20")
-      CHECK(member(c, "top1_agree_with_fp32").integer >= 19);
+    if (member(c, "model").string == "cifar-resnet20") {
+      found = true;
+      CHECK(member(c, "images").integer == 10);
+      CHECK(member(c, "calibration_samples").integer == 10);
+      CHECK(member(c, "top1_agree_with_fp32").integer >= 9);
+    }
+  CHECK(found);
 }
 
 #ifdef MINFER_PLUGIN_PATH
