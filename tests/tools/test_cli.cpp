@@ -36,6 +36,11 @@ std::string shared(const std::string& rel) {
   return test::shell_quote((test::data_dir() / rel).string());
 }
 
+// cifar-resnet20's MACs at batch 1: 3x3 convs at 32x32/16x16/8x8 plus the 64->10 classifier.
+constexpr int64_t kResnet20Macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 +
+                                  16 * 16 * 32 * 144 + 5 * 16 * 16 * 32 * 288 +
+                                  8 * 8 * 64 * 288 + 5 * 8 * 8 * 64 * 576 + 640;
+
 const std::string kWeights20 = "models/resnet20.safetensors";
 const std::string kCat = "images/cifar10-png/cifar10_00_3.png";   // label 3, cat
 const std::string kShip = "images/cifar10-png/cifar10_01_8.png";  // label 8, ship
@@ -149,10 +154,8 @@ TEST_CASE("cli: inspect --json and --dot", "[cli]") {
   const json::Value j =
       parse_json(cli("inspect cifar-resnet20 --opt-level 0 --json --dot " + test::shell_quote(dot.string())));
   CHECK(member(j, "parameters").integer == 269722 + 16 * 2 + (16 * 6 + 32 * 6 + 64 * 6) * 2);
-  // 3x3 convs at 32x32/16x16/8x8 plus the 64->10 classifier, at batch 1.
-  const int64_t macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 + 16 * 16 * 32 * 144 +
-                       5 * 16 * 16 * 32 * 288 + 8 * 8 * 64 * 288 + 5 * 8 * 8 * 64 * 576 + 640;
-  CHECK(member(j, "macs").integer == macs);
+  CHECK(member(j, "batch").integer == 1);  // symbolic, counted at 1
+  CHECK(member(j, "macs").integer == kResnet20Macs);
   CHECK(member(j, "op_histogram").find("Conv")->integer == 19);
   const auto& nodes = member(j, "nodes").array;
   REQUIRE(member(j, "node_count").integer == static_cast<int64_t>(nodes.size()));
@@ -166,6 +169,26 @@ TEST_CASE("cli: inspect --json and --dot", "[cli]") {
   const CliResult text = cli("inspect cifar-resnet20 --summary");
   REQUIRE(text.code == 0);
   CHECK_THAT(text.out, Catch::Contains("MACs") && Catch::Contains("arena"));
+  CHECK_THAT(text.out, Catch::Contains("at batch 1") && !Catch::Contains("per image"));
+}
+
+TEST_CASE("cli: inspect labels MACs and arena with the model's pinned batch", "[cli]") {
+  const json::Value one = parse_json(cli("inspect cifar-resnet20 --summary --json"));
+  const json::Value four =
+      parse_json(cli("inspect cifar-resnet20 --shape input=4x3x32x32 --summary --json"));
+  CHECK(member(four, "batch").integer == 4);
+  CHECK(member(four, "macs").integer == 4 * kResnet20Macs);
+  // Four images' activations: more arena than one image's.
+  CHECK(member(four, "arena_bytes").integer > member(one, "arena_bytes").integer);
+  const CliResult text = cli("inspect cifar-resnet20 --shape input=4x3x32x32");
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("MACs at batch 4") && Catch::Contains("per image"));
+  CHECK_THAT(text.out, !Catch::Contains("batch 1"));
+  std::istringstream lines(text.out);
+  std::string line;
+  int labelled = 0;  // the node table's title, the MACs total and the arena total
+  while (std::getline(lines, line)) labelled += line.find("at batch 4") != std::string::npos;
+  CHECK(labelled == 3);
 }
 
 TEST_CASE("cli: bench --iterations 2", "[cli]") {
