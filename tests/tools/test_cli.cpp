@@ -258,6 +258,38 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
   }
 }
 
+TEST_CASE("cli: a directory given as MODEL or --weights is named as one", "[cli]") {
+  const auto dir = test::temp_dir("cli_dir_model");
+  std::filesystem::create_directories(dir / "mymodel");
+  std::filesystem::create_directories(dir / "weights.safetensors");
+  struct Case {
+    std::string args, message;
+  };
+  const std::string model_dir = (dir / "mymodel").string();
+  const std::vector<Case> cases{
+      {"run " + test::shell_quote(model_dir) + " --image " + repo(kCat),
+       "MODEL '" + model_dir + "' is a directory"},
+      {"inspect " + test::shell_quote(model_dir + "/"), "MODEL '" + model_dir + "/' is a directory"},
+      {"run cifar-resnet20 --weights " + test::shell_quote((dir / "weights.safetensors").string()) +
+           " --image " + repo(kCat),
+       "weights.safetensors' is a directory"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const CliResult r = cli(c.args);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Catch::Contains(c.message) && !Catch::Contains("does not exist"));
+  }
+  // A bare name (no '/' or '.') that is a folder here, not a built-in model.
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const CliResult bare = cli("run mymodel --image " + repo(kCat));
+  std::filesystem::current_path(cwd);
+  CHECK(bare.code == 1);
+  CHECK_THAT(bare.err, Catch::Contains("MODEL 'mymodel' is a directory") &&
+                           !Catch::Contains("unknown model"));
+}
+
 TEST_CASE("cli: demo classifies the shipped pictures and agrees with the reference", "[cli]") {
   const json::Value j = parse_json(cli("demo --json"));
   CHECK(member(j, "data").string == std::string(MINFER_SOURCE_DIR) + "/data");
