@@ -290,6 +290,50 @@ TEST_CASE("cli: a directory given as MODEL or --weights is named as one", "[cli]
                            !Catch::Contains("unknown model"));
 }
 
+TEST_CASE("cli: eval on the shipped CIFAR-10 pictures", "[cli]") {
+  const json::Value j =
+      parse_json(cli("eval cifar-resnet20 --weights " + repo(kWeights20) + " --dataset " +
+                     repo("images/cifar10-png") + " --json"));
+  CHECK(member(j, "count").integer == 20);
+  CHECK(member(j, "top1_correct").integer == 20);  // as the reference logits say
+}
+
+TEST_CASE("cli: eval rejects labels that are not classes of the model", "[cli]") {
+  const auto dir = test::temp_dir("cli_eval_labels");
+  for (const char* f : {"cifar10_00_3.png", "cifar10_01_8.png"})
+    std::filesystem::copy_file(test::repo_data_dir() / "images" / "cifar10-png" / f, dir / f);
+  const std::string csv = (dir / "labels.csv").string();
+  struct Case {
+    std::string lines;  // labels.csv after its header
+    std::vector<std::string> message;
+  };
+  const std::vector<Case> cases{
+      {"cifar10_00_3.png,3\ncifar10_01_8.png,999\n",
+       {csv + ":3", "label 999 is out of range", "10 classes (0..9)"}},
+      {"cifar10_00_3.png,-1\ncifar10_01_8.png,8\n", {csv + ":2", "label -1 is negative"}},
+      {"cifar10_00_3.png,10\n", {csv + ":2", "label 10 is out of range"}},
+  };
+  for (const Case& c : cases) {
+    {
+      std::ofstream f(csv);
+      f << "file,label\n" << c.lines;
+    }
+    INFO(c.lines);
+    const CliResult r = cli("eval cifar-resnet20 --dataset " + test::shell_quote(dir.string()));
+    CHECK(r.code == 1);
+    for (const std::string& part : c.message) CHECK_THAT(r.err, Catch::Contains(part));
+    CHECK(r.out.empty());
+  }
+  // The same files with labels in range evaluate.
+  {
+    std::ofstream f(csv);
+    f << "file,label\ncifar10_00_3.png,3\ncifar10_01_8.png,9\n";
+  }
+  const json::Value j =
+      parse_json(cli("eval cifar-resnet20 --dataset " + test::shell_quote(dir.string()) + " --json"));
+  CHECK(member(j, "count").integer == 2);
+}
+
 TEST_CASE("cli: demo classifies the shipped pictures and agrees with the reference", "[cli]") {
   const json::Value j = parse_json(cli("demo --json"));
   CHECK(member(j, "data").string == std::string(MINFER_SOURCE_DIR) + "/data");
