@@ -89,6 +89,20 @@ int resolve_threads(int requested) {
 }
 }  // namespace
 
+namespace {
+// The Impl of a Session that still has one. Moving a Session leaves the source without one:
+// every method on it then throws this error rather than dereferencing null. (A template, so
+// that it can take Session's private Impl without naming it.)
+template <typename ImplPtr>
+auto& live(const ImplPtr& impl, const char* method) {
+  check(impl != nullptr, ErrorCode::InvalidArgument,
+        std::string("Session::") + method +
+            ": this Session has been moved from and holds no model; use the Session it was "
+            "moved to");
+  return *impl;
+}
+}  // namespace
+
 Session::Session(Graph graph, SessionOptions options) : impl_(std::make_unique<Impl>()) {
   check(options.optimization_level >= 0 && options.optimization_level <= 3,
         ErrorCode::InvalidArgument,
@@ -164,48 +178,56 @@ std::vector<const Tensor*> Session::Impl::ordered_inputs(const NamedTensors& inp
 }
 
 NamedTensors Session::run(const NamedTensors& inputs) const {
-  std::vector<const Tensor*> ordered = impl_->ordered_inputs(inputs);
+  const Impl& impl = live(impl_, "run");
+  std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
   std::vector<Shape> shapes;
   for (const Tensor* t : ordered) shapes.push_back(t->shape());
-  std::shared_ptr<Plan> plan = impl_->plan_for(shapes, ordered);
+  std::shared_ptr<Plan> plan = impl.plan_for(shapes, ordered);
 #ifdef _OPENMP
-  omp_set_num_threads(impl_->threads);  // this thread's parallel regions (and Eigen's)
+  omp_set_num_threads(impl.threads);  // this thread's parallel regions (and Eigen's)
 #endif
-  std::vector<Tensor> outs = execute_plan(*plan, ordered, impl_->threads);
+  std::vector<Tensor> outs = execute_plan(*plan, ordered, impl.threads);
   NamedTensors result;
-  for (size_t i = 0; i < outs.size(); ++i) result[impl_->output_names[i]] = std::move(outs[i]);
+  for (size_t i = 0; i < outs.size(); ++i) result[impl.output_names[i]] = std::move(outs[i]);
   return result;
 }
 
 Tensor Session::run_one(const Tensor& input) const {
-  check(impl_->input_names.size() == 1, ErrorCode::InvalidArgument,
-        "run_one: the model has " + std::to_string(impl_->input_names.size()) +
+  const Impl& impl = live(impl_, "run_one");
+  check(impl.input_names.size() == 1, ErrorCode::InvalidArgument,
+        "run_one: the model has " + std::to_string(impl.input_names.size()) +
             " inputs; use run() with named inputs");
-  NamedTensors out = run({{impl_->input_names[0], input}});
-  return out.at(impl_->output_names[0]);
+  NamedTensors out = run({{impl.input_names[0], input}});
+  return out.at(impl.output_names[0]);
 }
 
-const Graph& Session::graph() const { return impl_->graph; }
-const std::vector<std::string>& Session::input_names() const { return impl_->input_names; }
-const std::vector<std::string>& Session::output_names() const { return impl_->output_names; }
-const SessionOptions& Session::options() const { return impl_->options; }
+const Graph& Session::graph() const { return live(impl_, "graph").graph; }
+const std::vector<std::string>& Session::input_names() const {
+  return live(impl_, "input_names").input_names;
+}
+const std::vector<std::string>& Session::output_names() const {
+  return live(impl_, "output_names").output_names;
+}
+const SessionOptions& Session::options() const { return live(impl_, "options").options; }
 
 PlanStats Session::plan_stats(const std::map<std::string, Shape>& input_shapes) const {
+  const Impl& impl = live(impl_, "plan_stats");
   std::vector<Shape> shapes;
-  for (const Value* v : impl_->graph.inputs()) {
+  for (const Value* v : impl.graph.inputs()) {
     auto it = input_shapes.find(v->name);
     check(it != input_shapes.end(), ErrorCode::InvalidArgument,
           "plan_stats: no shape given for input '" + v->name + "'");
     shapes.push_back(it->second);
   }
-  return impl_->plan_for(shapes, {})->stats;
+  return impl.plan_for(shapes, {})->stats;
 }
 
 PlanStats Session::plan_stats(const NamedTensors& inputs) const {
-  std::vector<const Tensor*> ordered = impl_->ordered_inputs(inputs);
+  const Impl& impl = live(impl_, "plan_stats");
+  std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
   std::vector<Shape> shapes;
   for (const Tensor* t : ordered) shapes.push_back(t->shape());
-  return impl_->plan_for(shapes, ordered)->stats;
+  return impl.plan_for(shapes, ordered)->stats;
 }
 
 }  // namespace minfer

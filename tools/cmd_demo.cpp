@@ -1,6 +1,7 @@
-// `minfer demo`: the out-of-the-box tour. Builds ResNet-18 and CIFAR ResNet-20, runs them on
-// every available device in fp32 and int8, and checks each run against minfer's reference
-// kernels (and, with --data, against the published logits of the real ResNet-20).
+// `minfer demo`: the out-of-the-box tour. Builds ResNet-18 (seeded) and the real CIFAR-10
+// ResNet-20 (the weights and pictures shipped in data/), classifies the pictures, runs both
+// models on every available device in fp32 and int8, and checks each run against minfer's
+// reference kernels and ResNet-20 against its published logits.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -35,6 +36,14 @@ struct DemoModel {
   Tensor input;                    // [B,3,H,W]
   std::vector<std::string> files;  // the images behind `input`, when real
   std::vector<Tensor> calibration;  // int8 calibration samples, other images than `input`
+  std::string calibration_source;   // what the calibration samples are, for the report
+};
+
+// One classified picture: its label (from the file name) and what fp32 and int8 made of it.
+struct Classified {
+  std::string file;
+  int64_t label = -1;  // -1: the file name carries none
+  Prediction fp32, int8;
 };
 
 // How int8 compares with the fp32 reference on the same inputs.
@@ -42,6 +51,7 @@ struct Int8Check {
   std::string model;
   int64_t images = 0, top1_agree = 0, calibration_samples = 0;
   double max_diff = 0;
+  std::string calibration_source;
 };
 
 struct Row {
@@ -133,7 +143,7 @@ struct ReferenceLogits {
 
 ReferenceLogits read_reference_logits(const fs::path& path) {
   std::ifstream in(path);
-  check(bool(in), ErrorCode::InvalidArgument, "--data: cannot open '" + path.string() + "'");
+  check(bool(in), ErrorCode::InvalidArgument, "demo: cannot open '" + path.string() + "'");
   ReferenceLogits r;
   std::string line;
   while (std::getline(in, line)) {
@@ -153,21 +163,78 @@ ReferenceLogits read_reference_logits(const fs::path& path) {
   return r;
 }
 
+// The label in a CIFAR-10 file name, "cifar10_<index>_<label>.png"; -1 if there is none.
+int64_t label_from_name(const std::string& file) {
+  const size_t us = file.rfind('_'), dot = file.rfind('.');
+  if (us == std::string::npos || dot == std::string::npos || dot != us + 2) return -1;
+  const char c = file[us + 1];
+  return c >= '0' && c <= '9' ? c - '0' : -1;
+}
+
+// The project's data/ folder, as CMake knew it (see CMakeLists.txt).
+#ifndef MINFER_DATA_DIR
+#define MINFER_DATA_DIR ""
+#endif
+
+// The real ResNet-20 from a folder laid out like data/: the pictures listed in the logits file
+// are classified; int8 is calibrated on up to 100 samples of `calib` or, without it, on the
+// second half of the pictures, and the first half is classified.
+DemoModel real_resnet20(const fs::path& dir, const std::string& calib, ReferenceLogits& ref) {
+  const fs::path weights = dir / "models" / "resnet20.safetensors";
+  const fs::path images = dir / "images" / "cifar10-png";
+  check(fs::is_regular_file(weights), ErrorCode::InvalidArgument,
+        "demo: '" + weights.string() + "' does not exist");
+  check(fs::is_directory(images), ErrorCode::InvalidArgument,
+        "demo: '" + images.string() + "' does not exist");
+  ref = read_reference_logits(dir / "models" / "resnet20.cifar10-png.logits.txt");
+  DemoModel m{"cifar-resnet20", weights.string(), {}, {}, {}, {}};
+  const ImagePreprocess& pre = builtin_model_info(m.name).preprocess;
+  size_t checked = ref.files.size();
+  if (!calib.empty()) {
+    m.calibration = load_calibration_samples({calib}, pre, 100);
+    m.calibration_source = std::to_string(m.calibration.size()) + " images of " + calib;
+  } else {
+    check(ref.files.size() >= 2, ErrorCode::InvalidArgument,
+          "demo: " + dir.string() +
+              " lists one picture: give --calib DIR for the int8 calibration images");
+    checked = ref.files.size() / 2;
+    for (size_t i = checked; i < ref.files.size(); ++i)
+      m.calibration.push_back(load_image((images / ref.files[i]).string(), pre));
+    m.calibration_source = "the other " + std::to_string(m.calibration.size()) + " pictures";
+  }
+  ref.files.resize(checked);
+  ref.logits.resize(checked);
+  std::vector<Tensor> batch;
+  for (const std::string& f : ref.files) {
+    m.files.push_back((images / f).string());
+    batch.push_back(load_image(m.files.back(), pre));
+  }
+  m.input = stack_batch(batch);
+  return m;
+}
+
 }  // namespace
 
 int cmd_demo(const Argv& argv) {
-  ArgParser parser("demo", "[--data DIR] [--threads N] [--json]",
-                   "Builds ResNet-18 (ImageNet) and ResNet-20 (CIFAR-10) in code, runs them on\n"
-                   "every available device in fp32 and in int8 (calibrated, quantized and folded\n"
-                   "into int8 kernels), and prints latency, throughput and the agreement with\n"
-                   "minfer's reference kernels (max |difference| of the logits and how many top-1\n"
-                   "classes match; int8 must match its reference bit for bit), and int8's\n"
-                   "agreement with fp32. Needs no files: the weights are seeded.");
+  ArgParser parser("demo", "[--data DIR] [--calib DIR] [--threads N] [--json]",
+                   "Classifies real CIFAR-10 pictures with the real ResNet-20 (shipped in the\n"
+                   "project's data/ folder) and checks it against the published logits. Then runs\n"
+                   "it and ResNet-18 (ImageNet, seeded weights, built in code) on every available\n"
+                   "device in fp32 and in int8 (calibrated, quantized and folded into int8\n"
+                   "kernels), and prints latency, throughput and the agreement with minfer's\n"
+                   "reference kernels (max |difference| of the logits and how many top-1 classes\n"
+                   "match; int8 must match its reference bit for bit), and int8's agreement with\n"
+                   "fp32.");
   parser.option("--data", "DIR",
-                "a folder laid out like minfer's test data; ResNet-20 then runs with\n"
-                "DIR/models/resnet20.safetensors on DIR/images/cifar10-png and is\n"
-                "checked against DIR/models/resnet20.cifar10-png.logits.txt; int8 is\n"
-                "calibrated on 100 images of DIR/images/cifar10-jpeg");
+                "a folder laid out like the project's data/ (the default, " MINFER_DATA_DIR
+                "):\n"
+                "DIR/models/resnet20.safetensors, DIR/images/cifar10-png, and the\n"
+                "reference logits DIR/models/resnet20.cifar10-png.logits.txt; without\n"
+                "one, ResNet-20 runs with seeded weights on random inputs");
+  parser.option("--calib", "DIR",
+                "calibrate ResNet-20's int8 on up to 100 images of DIR and classify all\n"
+                "the pictures (default: calibrate on half of the pictures, classify the\n"
+                "other half)");
   parser.option("--threads", "N", "CPU threads (default 0 = all cores)");
   parser.flag("--json", "print one JSON object on stdout instead of text");
   const Args args = parser.parse(argv);
@@ -183,34 +250,29 @@ int cmd_demo(const Argv& argv) {
   std::vector<DemoModel> models;
   // ResNet-18 is checked at batch 1 only: the reference kernels are deliberately naive
   // (~2 GMAC per image takes seconds), and the demo must stay well under a minute.
-  models.push_back({"resnet18", "", random_images(1, 224, 18), {}, {random_images(8, 224, 118)}});
+  models.push_back(
+      {"resnet18", "", random_images(1, 224, 18), {}, {random_images(8, 224, 118)},
+       "8 random samples"});
   ReferenceLogits ref_logits;
-  if (args.has("--data")) {
-    const fs::path dir = args.get("--data");
-    const fs::path weights = dir / "models" / "resnet20.safetensors";
-    const fs::path images = dir / "images" / "cifar10-png";
-    check(fs::is_regular_file(weights), ErrorCode::InvalidArgument,
-          "--data: '" + weights.string() + "' does not exist");
-    check(fs::is_directory(images), ErrorCode::InvalidArgument,
-          "--data: '" + images.string() + "' does not exist");
-    ref_logits = read_reference_logits(dir / "models" / "resnet20.cifar10-png.logits.txt");
-    DemoModel m{"cifar-resnet20", weights.string(), {}, {}, {}};
-    std::vector<Tensor> batch;
-    const ImagePreprocess& pre = builtin_model_info(m.name).preprocess;
-    for (const std::string& f : ref_logits.files) {
-      m.files.push_back((images / f).string());
-      batch.push_back(load_image(m.files.back(), pre));
-    }
-    m.input = stack_batch(batch);
-    // Calibrated on other images than the ones it is checked on.
-    const fs::path calibration_images = dir / "images" / "cifar10-jpeg";
-    check(fs::is_directory(calibration_images), ErrorCode::InvalidArgument,
-          "--data: '" + calibration_images.string() + "' does not exist");
-    m.calibration = load_calibration_samples({calibration_images.string()}, pre, 100);
-    models.push_back(std::move(m));
+  // The data: --data, else the project's data/ when it is there (an installed binary may
+  // have none: then ResNet-20 is seeded, and says so).
+  const fs::path data_dir = args.has("--data") ? fs::path(args.get("--data")) : MINFER_DATA_DIR;
+  const bool have_data =
+      args.has("--data") ||
+      (!data_dir.empty() && fs::is_regular_file(data_dir / "models" / "resnet20.safetensors"));
+  if (have_data) {
+    models.push_back(real_resnet20(data_dir, args.get("--calib"), ref_logits));
   } else {
-    models.push_back(
-        {"cifar-resnet20", "", random_images(8, 32, 20), {}, {random_images(32, 32, 120)}});
+    check(!args.has("--calib"), ErrorCode::InvalidArgument,
+          "demo: --calib needs the real ResNet-20, and no data was found at '" +
+              data_dir.string() + "' (give --data DIR)");
+    if (!json)
+      std::fprintf(stderr,
+                   "demo: no data at '%s' (give --data DIR): ResNet-20 runs with seeded weights "
+                   "on random inputs\n",
+                   data_dir.string().c_str());
+    models.push_back({"cifar-resnet20", "", random_images(8, 32, 20), {},
+                      {random_images(32, 32, 120)}, "32 random samples"});
   }
 
   // --- devices ---
@@ -228,6 +290,7 @@ int cmd_demo(const Argv& argv) {
   std::vector<Int8Check> int8_checks;
   Json file_check = Json();
   std::string file_check_text;
+  std::vector<Classified> classified;  // the real pictures, on the CPU
   for (const DemoModel& m : models) {
     const std::string weights_text = m.weights.empty() ? "seeded" : base_name(m.weights);
     if (!json) {
@@ -281,6 +344,11 @@ int cmd_demo(const Argv& argv) {
                       "  max |diff| %.2e, argmax %d/%zu",
                       m.name.c_str(), weights_text.c_str(), n, max_diff, agree, n);
         file_check_text = buf;
+        const auto top = top_k(got, 1);
+        for (size_t i = 0; i < m.files.size(); ++i) {
+          const std::string file = base_name(m.files[i]);
+          classified.push_back({file, label_from_name(file), top[i][0], {}});
+        }
       }
       if (!q8) {
         if (!json) {
@@ -306,9 +374,15 @@ int cmd_demo(const Argv& argv) {
       }
       if (device.is_cpu()) {
         Row vs_fp32;
-        compare(s8.run({{"input", m.input}}).at("logits"), reference, vs_fp32);
+        const Tensor got8 = s8.run({{"input", m.input}}).at("logits");
+        compare(got8, reference, vs_fp32);
         int8_checks.push_back({m.name, full, vs_fp32.argmax_agree, count_samples(m.calibration),
-                               vs_fp32.max_diff});
+                               vs_fp32.max_diff, m.calibration_source});
+        if (!m.files.empty()) {
+          const auto top = top_k(got8, 1);
+          for (size_t i = 0; i < m.files.size(); ++i)
+            classified[classified.size() - m.files.size() + i].int8 = top[i][0];
+        }
       }
     }
   }
@@ -335,11 +409,25 @@ int cmd_demo(const Argv& argv) {
     for (const Device& d : devices) devs.push(d.to_string());
     j.set("devices", devs).set("threads", cpu_threads).set("rows", list);
     if (file_check.kind() != Json::Kind::Null) j.set("reference_logits", file_check);
+    if (have_data) j.set("data", data_dir.string());
+    Json pictures = Json::array();
+    const auto& names = cifar10_class_names();
+    for (const Classified& c : classified)
+      pictures.push(Json::object()
+                        .set("file", c.file)
+                        .set("label", c.label)
+                        .set("fp32", c.fp32.index)
+                        .set("fp32_class", names.at(size_t(c.fp32.index)))
+                        .set("fp32_probability", c.fp32.prob)
+                        .set("int8", c.int8.index)
+                        .set("int8_class", names.at(size_t(c.int8.index))));
+    j.set("classified", pictures);
     Json checks = Json::array();
     for (const Int8Check& c : int8_checks)
       checks.push(Json::object()
                       .set("model", c.model)
                       .set("calibration_samples", c.calibration_samples)
+                      .set("calibration_source", c.calibration_source)
                       .set("images", c.images)
                       .set("top1_agree_with_fp32", c.top1_agree)
                       .set("max_abs_diff_vs_fp32", c.max_diff));
@@ -347,6 +435,24 @@ int cmd_demo(const Argv& argv) {
     j.set("seconds", total_s);
     std::printf("%s\n", j.dump().c_str());
     return 0;
+  }
+  if (!classified.empty()) {
+    const auto& names = cifar10_class_names();
+    std::printf("\nCIFAR-10 pictures in %s, classified by the real ResNet-20 on the cpu\n",
+                (data_dir / "images" / "cifar10-png").string().c_str());
+    Table pics({"picture", "label", "fp32", "probability", "int8"}, "lllrl");
+    int64_t correct = 0, labelled = 0;
+    for (const Classified& c : classified) {
+      const bool known = c.label >= 0 && c.label < int64_t(names.size());
+      labelled += known;
+      correct += known && c.fp32.index == c.label;
+      pics.add({c.file, known ? names[size_t(c.label)] : "?", names.at(size_t(c.fp32.index)),
+                format_percent(c.fp32.prob), names.at(size_t(c.int8.index))});
+    }
+    std::fputs(pics.str("  ").c_str(), stdout);
+    if (labelled > 0)
+      std::printf("  fp32 top-1: %lld/%lld pictures as labelled\n", static_cast<long long>(correct),
+                  static_cast<long long>(labelled));
   }
   Table t({"model", "weights", "device", "precision", "batch", "latency", "throughput",
            "max |diff| vs ref", "top-1 agree"},
@@ -363,9 +469,8 @@ int cmd_demo(const Argv& argv) {
               "      (for int8: the folded int8 graph, which the int8 kernels of every device\n"
               "      match bit for bit)\n");
   for (const Int8Check& c : int8_checks)
-    std::printf("%s int8 (calibrated on %lld other samples) vs fp32: top-1 %lld/%lld, "
-                "max |diff| %.2e\n",
-                c.model.c_str(), static_cast<long long>(c.calibration_samples),
+    std::printf("%s int8 (calibrated on %s) vs fp32: top-1 %lld/%lld, max |diff| %.2e\n",
+                c.model.c_str(), c.calibration_source.c_str(),
                 static_cast<long long>(c.top1_agree), static_cast<long long>(c.images),
                 c.max_diff);
   if (!file_check_text.empty()) std::printf("%s\n", file_check_text.c_str());

@@ -18,6 +18,7 @@ namespace {
 struct Sample {
   std::string file;
   int64_t label;
+  int line;  // in labels.csv, for errors
 };
 
 ArgParser make_parser() {
@@ -75,10 +76,24 @@ std::vector<Sample> read_labels_csv(const std::filesystem::path& dir) {
                                                   "label, got '" +
                                                   line + "'");
     }
-    samples.push_back({file, value});
+    check(value >= 0, ErrorCode::InvalidArgument,
+          csv.string() + ":" + std::to_string(line_no) + ": label " + std::to_string(value) +
+              " is negative (labels are class indices 0, 1, ...)");
+    samples.push_back({file, value, line_no});
   }
   check(!samples.empty(), ErrorCode::InvalidArgument, csv.string() + " lists no images");
   return samples;
+}
+
+// Every label must be a class of the model: a label past its classes could never be
+// predicted, and would silently count as a miss.
+void check_label_range(const std::vector<Sample>& samples, int64_t classes,
+                       const std::filesystem::path& csv, const std::string& model) {
+  for (const Sample& s : samples)
+    check(s.label < classes, ErrorCode::InvalidArgument,
+          csv.string() + ":" + std::to_string(s.line) + ": label " + std::to_string(s.label) +
+              " is out of range: " + model + " has " + std::to_string(classes) +
+              " classes (0.." + std::to_string(classes - 1) + ")");
 }
 
 }  // namespace
@@ -109,6 +124,9 @@ int cmd_eval(const Argv& argv) {
             std::to_string(session.input_names().size()) + " inputs");
   const std::string in_name = session.input_names()[0];
   const std::string out_name = classifier_output(session.output_names());
+  // The classes: the model's, or (an output of unknown width) the first batch's row width.
+  int64_t classes = model.info.num_classes;
+  if (classes > 0) check_label_range(samples, classes, dir / "labels.csv", model.spec);
   const bool json = args.has("--json");
   const bool tty = isatty(fileno(stderr));
 
@@ -126,6 +144,11 @@ int cmd_eval(const Argv& argv) {
     const double t = now_ms();
     NamedTensors out = session.run({{in_name, x}});
     run_ms += now_ms() - t;
+    if (classes <= 0) {
+      const Tensor& o = out.at(out_name);
+      classes = o.numel() / std::max<int64_t>(1, o.rank() >= 2 ? o.dim(0) : 1);
+      check_label_range(samples, classes, dir / "labels.csv", model.spec);
+    }
     const auto preds = top_k(out.at(out_name), 5);
     check(preds.size() == paths.size(), ErrorCode::InvalidModel,
           "the model returned " + std::to_string(preds.size()) + " rows for a batch of " +

@@ -17,8 +17,9 @@ namespace {
 ArgParser make_parser() {
   ArgParser p("inspect", "MODEL [--dot F] [--json] [options]",
               "Shows a model's nodes (name, op, output shape, parameters, MACs), its op\n"
-              "histogram, parameter and MAC totals, and the memory plan at batch 1. The graph is\n"
-              "shown after the passes of --opt-level (0 = as loaded).");
+              "histogram, parameter and MAC totals, and the memory plan, at the model's batch\n"
+              "(1 where it is symbolic; --shape pins it). The graph is shown after the passes\n"
+              "of --opt-level (0 = as loaded).");
   add_model_options(p);
   add_session_options(p);
   p.option("--dot", "F", "write the graph as loaded as graphviz DOT to F (dot -Tsvg F -o g.svg)");
@@ -61,20 +62,22 @@ int cmd_inspect(const Argv& argv) {
   if (args.has("--dot-optimized"))
     write_dot(g, args.get("--dot-optimized"), "--dot-optimized");
 
-  std::map<std::string, Shape> batch1;
+  // Planned at the inputs' shapes, a symbolic batch taken as 1 (as graph_stats counts MACs).
+  std::map<std::string, Shape> shapes;
   for (const Value* v : g.inputs())
-    if (!v->is_constant()) batch1[v->name] = concrete_shape(*v, 1);
+    if (!v->is_constant()) shapes[v->name] = concrete_shape(*v, 1);
   // A model whose shapes depend on input values (a Reshape target given as an input) is
   // planned when it runs; its arena size is then unknown here.
   std::optional<PlanStats> plan;
   try {
-    plan = session.plan_stats(batch1);
+    plan = session.plan_stats(shapes);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::Unsupported ||
         std::string(e.what()).find("values of its integer inputs") == std::string::npos)
       throw;
   }
   const GraphStats st = graph_stats(g);
+  const std::string at = batch_label(st.batch);  // "at batch 4"
 
   if (args.has("--json")) {
     Json j = Json::object();
@@ -111,6 +114,7 @@ int cmd_inspect(const Argv& argv) {
     j.set("op_histogram", hist);
     j.set("parameters", st.params);
     j.set("parameter_bytes", st.param_bytes);
+    j.set("batch", st.batch > 0 ? Json(st.batch) : Json());  // what macs and arena are for
     j.set("macs", st.macs);
     j.set("arena_bytes", plan ? Json(plan->arena_bytes) : Json());
     j.set("naive_bytes", plan ? Json(plan->naive_bytes) : Json());
@@ -155,7 +159,7 @@ int cmd_inspect(const Argv& argv) {
   }
 
   if (!args.has("--summary")) {
-    std::printf("\nnodes (opt-level %d; MACs at batch 1)\n", options.optimization_level);
+    std::printf("\nnodes (opt-level %d; MACs %s)\n", options.optimization_level, at.c_str());
     Table t({"#", "node", "op", "output", "params", "MACs"}, "rlllrr");
     int i = 0;
     for (const NodeStats& ns : st.nodes) {
@@ -181,14 +185,16 @@ int cmd_inspect(const Argv& argv) {
   tot.add({"nodes", std::to_string(st.nodes.size())});
   tot.add({"parameters",
            format_count(double(st.params)) + " (" + format_bytes(double(st.param_bytes)) + ")"});
-  tot.add({"MACs", format_count(double(st.macs)) + " per image"});
+  std::string macs = format_count(double(st.macs)) + " " + at;
+  if (st.batch > 1) macs += " (" + format_count(double(st.macs / st.batch)) + " per image)";
+  tot.add({"MACs", macs});
   if (!plan) {
     tot.add({"arena", "planned at run time (shapes depend on the values of integer inputs)"});
   } else {
     std::string saving;
     if (plan->arena_bytes > 0)
       saving = ", " + fixed(double(plan->naive_bytes) / double(plan->arena_bytes), 1) + "x less";
-    tot.add({"arena", format_bytes(double(plan->arena_bytes)) + " at batch 1 (naive " +
+    tot.add({"arena", format_bytes(double(plan->arena_bytes)) + " " + at + " (naive " +
                           format_bytes(double(plan->naive_bytes)) + saving + ")"});
   }
   std::fputs(tot.str("  ", /*header=*/false).c_str(), stdout);

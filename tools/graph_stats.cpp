@@ -8,7 +8,7 @@ namespace minfer::cli {
 
 namespace {
 
-// Shape dims with symbolic ones (the batch) taken as 1.
+// Shape dims with symbolic ones (the batch) taken as 1; a pinned batch counts as it is.
 int64_t numel_at_batch1(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s.dims()) n *= d < 0 ? 1 : d;
@@ -53,10 +53,28 @@ std::string dot_escape(const std::string& s) {
   return out;
 }
 
+// The inputs' common leading dim, symbolic taken as 1 (as numel_at_batch1 does); 0 if none.
+int64_t common_batch(const Graph& g) {
+  int64_t batch = 0;
+  for (const Value* v : g.inputs()) {
+    if (v->is_constant()) continue;
+    if (v->shape.rank() == 0) return 0;
+    const int64_t b = v->shape[0] < 0 ? 1 : v->shape[0];
+    if (batch != 0 && b != batch) return 0;
+    batch = b;
+  }
+  return batch;
+}
+
 }  // namespace
+
+std::string batch_label(int64_t batch) {
+  return batch > 0 ? "at batch " + std::to_string(batch) : "at the input shapes";
+}
 
 GraphStats graph_stats(const Graph& g) {
   GraphStats st;
+  st.batch = common_batch(g);
   std::set<const Value*> counted;
   for (const Node* n : g.topo_order()) {
     NodeStats ns;

@@ -146,14 +146,20 @@ LoadedModel load_model(const Args& args) {
     m.builtin = true;
     m.info = builtin_model_info(m.spec);
     m.weights = args.get("--weights");
-    if (!m.weights.empty())
+    if (!m.weights.empty()) {
+      check(!std::filesystem::is_directory(m.weights), ErrorCode::InvalidArgument,
+            "weights file '" + m.weights + "' is a directory, not a .safetensors file");
       check(std::filesystem::is_regular_file(m.weights), ErrorCode::InvalidArgument,
             "weights file '" + m.weights + "' does not exist");
+    }
     const uint64_t seed = static_cast<uint64_t>(args.get_int("--seed", 0));
     m.graph = build_model(m.spec, m.weights, seed);
     apply_input_shapes(args, m.graph);
     if (m.info.dataset == "cifar10") m.class_names = cifar10_class_names();
   } else {
+    check(!std::filesystem::is_directory(m.spec), ErrorCode::InvalidArgument,
+          "MODEL '" + m.spec +
+              "' is a directory: give an .onnx file or a built-in model name (see --help)");
     const bool looks_like_file =
         m.spec.find('/') != std::string::npos || m.spec.find('.') != std::string::npos;
     if (!looks_like_file) builtin_model_info(m.spec);  // throws: unknown model, lists names

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli_test_util.h"
+#include "repo_data.h"
 #include "runtime/conformance.h"
 #include "runtime/io_test_util.h"
 
@@ -72,7 +73,7 @@ inline CifarJpegs cifar_jpegs() {
 // Writes what the ONNX Runtime quantization scripts start from into `dir`: resnet20.onnx
 // (minfer's export of ResNet-20 with its real weights) and x.npy (cifar_jpegs(), returned).
 inline CifarJpegs write_resnet20_and_cifar_jpegs(const std::filesystem::path& dir) {
-  save_onnx(build_model("cifar-resnet20", (data_dir() / "models/resnet20.safetensors").string()),
+  save_onnx(build_model("cifar-resnet20", (repo_data_dir() / "models/resnet20.safetensors").string()),
             (dir / "resnet20.onnx").string());
   CifarJpegs data = cifar_jpegs();
   save_npy(data.x, (dir / "x.npy").string());

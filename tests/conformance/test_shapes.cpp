@@ -57,7 +57,7 @@ TEST_CASE("shapes: minfer's shape inference agrees with onnx.shape_inference",
       models.push_back(c + "/model.onnx");
   // ResNet-20 with its real weights and a symbolic batch, written by minfer's exporter.
   const std::string resnet = (dir / "resnet20.onnx").string();
-  save_onnx(build_model("cifar-resnet20", (data_dir() / "models/resnet20.safetensors").string()),
+  save_onnx(build_model("cifar-resnet20", (repo_data_dir() / "models/resnet20.safetensors").string()),
             resnet);
   models.push_back(resnet);
   const std::string sym = (dir / "symbolic.onnx").string();

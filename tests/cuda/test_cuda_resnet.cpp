@@ -5,6 +5,7 @@
 
 #include "cuda/cuda_test_util.h"
 #include "minfer/calibrate.h"
+#include "repo_data.h"
 
 namespace minfer::test {
 namespace {
@@ -19,7 +20,7 @@ std::vector<Tensor> cifar_images() {
 }
 
 Graph cifar_resnet20() {
-  return build_model("cifar-resnet20", (data_dir() / "models" / "resnet20.safetensors").string());
+  return build_model("cifar-resnet20", (repo_data_dir() / "models" / "resnet20.safetensors").string());
 }
 
 // Runs `g` on the CPU and on cuda:0; checks from the CUDA session's plan log that every

@@ -5,6 +5,7 @@
 
 #include "int8/int8_test_util.h"
 #include "minfer/calibrate.h"
+#include "repo_data.h"
 #include "runtime/io_test_util.h"
 
 using namespace minfer;
@@ -83,7 +84,7 @@ const Fixture& fixture() {
   static Fixture f = [] {
     Fixture f;
     f.fp32 =
-        build_model("cifar-resnet20", (data_dir() / "models" / "resnet20.safetensors").string());
+        build_model("cifar-resnet20", (repo_data_dir() / "models" / "resnet20.safetensors").string());
     f.fp32_pred = predictions(Session(clone_graph(f.fp32)), cifar().images);
     CalibrationOptions co;
     co.progress = false;

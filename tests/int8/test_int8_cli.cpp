@@ -4,6 +4,7 @@
 
 #include "minfer/calibrate.h"
 #include "cli_test_util.h"
+#include "repo_data.h"
 
 using namespace minfer;
 using minfer::test::cli;
@@ -11,7 +12,13 @@ using minfer::test::CliResult;
 
 namespace {
 
-std::string data(const std::string& rel) { return test::shell_quote((test::data_dir() / rel).string()); }
+// A file of the project's data/ folder, and one of the shared data (the larger sets), quoted.
+std::string repo(const std::string& rel) {
+  return test::shell_quote((test::repo_data_dir() / rel).string());
+}
+std::string shared(const std::string& rel) {
+  return test::shell_quote((test::data_dir() / rel).string());
+}
 
 }  // namespace
 
@@ -19,9 +26,9 @@ TEST_CASE("minfer quantize writes a QDQ model that run and eval use", "[int8][cl
   const auto dir = test::temp_dir("int8_cli_quantize");
   const std::string model = (dir / "r20_int8.onnx").string();
   const std::string table = (dir / "r20.calib.json").string();
-  const std::string cat = data("images/cifar10-png/cifar10_00_3.png");
-  CliResult q = cli("quantize cifar-resnet20 --weights " + data("models/resnet20.safetensors") +
-                    " --calib " + data("images/cifar10-png") + " --calib-count 12 -o " +
+  const std::string cat = repo("images/cifar10-png/cifar10_00_3.png");
+  CliResult q = cli("quantize cifar-resnet20 --weights " + repo("models/resnet20.safetensors") +
+                    " --calib " + repo("images/cifar10-png") + " --calib-count 12 -o " +
                     test::shell_quote(model) + " --table " + test::shell_quote(table) + " --report");
   INFO("stdout: " << q.out << "\nstderr: " << q.err);
   REQUIRE(q.code == 0);
@@ -39,15 +46,15 @@ TEST_CASE("minfer quantize writes a QDQ model that run and eval use", "[int8][cl
   CliResult r = cli("run " + test::shell_quote(model) + " --image " + cat);
   INFO("stderr: " << r.err);
   CHECK(r.code == 0);
-  CliResult e = cli("eval cifar-resnet20 --weights " + data("models/resnet20.safetensors") +
-                    " --dataset " + data("images/cifar10-jpeg") +
+  CliResult e = cli("eval cifar-resnet20 --weights " + repo("models/resnet20.safetensors") +
+                    " --dataset " + shared("images/cifar10-jpeg") +
                     " --limit 20 --precision int8 --calib-table " + test::shell_quote(table));
   INFO("stderr: " << e.err);
   CHECK(e.code == 0);
   CHECK(e.out.find("top-1") != std::string::npos);
 
   // Mistakes: int8 eval with nothing to calibrate on; a bad method; no output.
-  CHECK(cli("eval cifar-resnet20 --dataset " + data("images/cifar10-jpeg") +
+  CHECK(cli("eval cifar-resnet20 --dataset " + shared("images/cifar10-jpeg") +
             " --precision int8").code == 2);
   CHECK(cli("quantize cifar-resnet20 --calib random --method kl -o " + test::shell_quote(model)).code == 1);
   CHECK(cli("quantize cifar-resnet20 --calib random").code == 2);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "repo_data.h"
 #include "test_util.h"
 
 namespace minfer::test {
@@ -16,9 +17,15 @@ struct CifarReference {
   std::vector<int> argmax;
 };
 
+// Where a CIFAR model's real weights and reference logits are: data/ ships ResNet-20's, the
+// shared data has the others.
+inline std::filesystem::path cifar_model_dir(const std::string& model) {
+  return (model == "resnet20" ? repo_data_dir() : data_dir()) / "models";
+}
+
 // Reads models/<model>.cifar10-png.logits.txt: "file argmax l0 .. l9" per image.
 inline CifarReference read_cifar_reference(const std::string& model) {
-  const auto path = data_dir() / "models" / (model + ".cifar10-png.logits.txt");
+  const auto path = cifar_model_dir(model) / (model + ".cifar10-png.logits.txt");
   std::ifstream in(path);
   INFO(path.string());
   REQUIRE(in);
@@ -44,7 +51,7 @@ inline Tensor cifar_png_batch(const CifarReference& ref) {
   const ImagePreprocess& pre = builtin_model_info("cifar-resnet20").preprocess;
   std::vector<Tensor> images;
   for (const auto& f : ref.files)
-    images.push_back(load_image((data_dir() / "images" / "cifar10-png" / f).string(), pre));
+    images.push_back(load_image((repo_data_dir() / "images" / "cifar10-png" / f).string(), pre));
   return stack_batch(images);
 }
 

@@ -10,7 +10,7 @@ using namespace minfer;
 namespace {
 
 std::string weights_path(const std::string& file) {
-  return (test::data_dir() / "models" / file).string();
+  return (test::cifar_model_dir(file.substr(0, file.find('.'))) / file).string();
 }
 
 // Checks a CIFAR model with real weights against its float64 reference logits.

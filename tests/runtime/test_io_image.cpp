@@ -3,6 +3,7 @@
 #include <stb/stb_image_write.h>
 
 #include "io_test_util.h"
+#include "repo_data.h"
 
 using namespace minfer;
 using namespace minfer::test;
@@ -26,7 +27,7 @@ ImagePreprocess raw(int h, int w) {  // pixels / 255, no normalization
 }  // namespace
 
 TEST_CASE("image: CIFAR-10 PNG to a normalized NCHW tensor", "[io]") {
-  auto path = data_dir() / "images" / "cifar10-png" / "cifar10_00_3.png";
+  auto path = repo_data_dir() / "images" / "cifar10-png" / "cifar10_00_3.png";
   ImagePreprocess pre;
   pre.height = pre.width = 32;
   Tensor t = load_image(path.string(), pre);
@@ -147,11 +148,11 @@ TEST_CASE("image: missing and corrupt files, bad options", "[io]") {
   require_error([&] { load_image(garbage, pre); }, ErrorCode::InvalidArgument,
                 {garbage, "cannot decode image", "known type"});
   auto truncated = (dir / "truncated.png").string();
-  std::string png = read_bytes(data_dir() / "images" / "cifar10-png" / "cifar10_00_3.png");
+  std::string png = read_bytes(repo_data_dir() / "images" / "cifar10-png" / "cifar10_00_3.png");
   write_bytes(truncated, png.substr(0, png.size() / 2));
   require_error([&] { load_image(truncated, pre); }, ErrorCode::InvalidArgument,
                 {truncated, "cannot decode image", "Corrupt PNG"});
-  auto ok = (data_dir() / "images" / "cifar10-png" / "cifar10_00_3.png").string();
+  auto ok = (repo_data_dir() / "images" / "cifar10-png" / "cifar10_00_3.png").string();
   pre.std = {1, 0, 1};
   require_error([&] { load_image(ok, pre); }, ErrorCode::InvalidArgument, {"std"});
   pre = raw(0, 32);
@@ -159,7 +160,7 @@ TEST_CASE("image: missing and corrupt files, bad options", "[io]") {
 }
 
 TEST_CASE("image: stack_batch", "[io]") {
-  auto dir = data_dir() / "images" / "cifar10-png";
+  auto dir = repo_data_dir() / "images" / "cifar10-png";
   ImagePreprocess pre;
   pre.height = pre.width = 32;
   Tensor a = load_image((dir / "cifar10_00_3.png").string(), pre);

@@ -1,4 +1,5 @@
 #include "io_test_util.h"
+#include "repo_data.h"
 
 using namespace minfer;
 using namespace minfer::test;
@@ -14,7 +15,7 @@ std::string st_file(const std::string& header, const std::string& data) {
 }  // namespace
 
 TEST_CASE("safetensors: loads the pretrained ResNet-20", "[io]") {
-  auto path = (data_dir() / "models" / "resnet20.safetensors").string();
+  auto path = (repo_data_dir() / "models" / "resnet20.safetensors").string();
   auto w = load_safetensors(path);
   // conv1 + 18 block convs, 19 BatchNorms x 4, linear weight + bias.
   CHECK(w.size() == 19 + 19 * 4 + 2);
@@ -68,7 +69,7 @@ TEST_CASE("safetensors: save/load round trip, metadata ignored", "[io]") {
 TEST_CASE("safetensors: corrupted files are refused with clear errors", "[io]") {
   auto dir = temp_dir("st_errors");
   auto path = (dir / "bad.safetensors").string();
-  std::string good = read_bytes(data_dir() / "models" / "resnet20.safetensors");
+  std::string good = read_bytes(repo_data_dir() / "models" / "resnet20.safetensors");
 
   require_error([&] { load_safetensors((dir / "none.safetensors").string()); },
                 ErrorCode::InvalidArgument, {"none.safetensors", "cannot open"});

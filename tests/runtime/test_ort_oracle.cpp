@@ -1,13 +1,14 @@
 // The exported ResNet-20 (real weights), run by ONNX Runtime, gives minfer's logits.
 #include <catch2/catch.hpp>
 
+#include "repo_data.h"
 #include "test_util.h"
 
 using namespace minfer;
 
 TEST_CASE("exported cifar-resnet20 run by ONNX Runtime matches minfer within 1e-4",
           "[io][python][models]") {
-  const auto data = test::data_dir();
+  const auto data = test::repo_data_dir();
   const auto dir = test::temp_dir("ort_oracle");
   const std::string weights = (data / "models" / "resnet20.safetensors").string();
   const std::string model = (dir / "resnet20.onnx").string();
@@ -15,8 +16,9 @@ TEST_CASE("exported cifar-resnet20 run by ONNX Runtime matches minfer within 1e-
 
   std::vector<Tensor> images;
   for (const auto& entry : std::filesystem::directory_iterator(data / "images" / "cifar10-png"))
-    images.push_back(
-        load_image(entry.path().string(), builtin_model_info("cifar-resnet20").preprocess));
+    if (entry.path().extension() == ".png")  // not labels.csv
+      images.push_back(
+          load_image(entry.path().string(), builtin_model_info("cifar-resnet20").preprocess));
   REQUIRE(images.size() == 20);
   Tensor batch = stack_batch(images);
   save_npy(batch, (dir / "x.npy").string());

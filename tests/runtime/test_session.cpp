@@ -102,6 +102,41 @@ TEST_CASE("session: bad inputs give clear errors", "[session][errors]") {
   REQUIRE(message_of({{"x", Tensor(DType::i32, Shape{2, 8})}}).find("i32") != std::string::npos);
 }
 
+TEST_CASE("session: a moved-from Session throws a clear error from every method",
+          "[session][errors]") {
+  std::mt19937 rng(4);
+  std::mt19937 same_seed(4);
+  const Graph reference = mlp(same_seed);
+  Session a(mlp(rng));
+  Session b(std::move(a));
+  const Tensor x = random_tensor({2, 8}, rng);
+  auto require_moved_error = [](const char* method, auto call) {
+    INFO(method);
+    try {
+      call();
+      FAIL("no error from " << method << " on a moved-from Session");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::InvalidArgument);
+      CHECK_THAT(e.what(), Catch::Contains(std::string("Session::") + method) &&
+                               Catch::Contains("moved from"));
+    }
+  };
+  require_moved_error("input_names", [&] { (void)a.input_names(); });
+  require_moved_error("output_names", [&] { (void)a.output_names(); });
+  require_moved_error("graph", [&] { (void)a.graph(); });
+  require_moved_error("options", [&] { (void)a.options(); });
+  require_moved_error("run", [&] { a.run({{"x", x}}); });
+  require_moved_error("run_one", [&] { a.run_one(x); });
+  require_moved_error("plan_stats", [&] { a.plan_stats({{"x", Shape{2, 8}}}); });
+  require_moved_error("plan_stats", [&] { a.plan_stats(NamedTensors{{"x", x}}); });
+  // The Session it was moved to has the model; move-assigning back revives the source.
+  require_close(b.run_one(x), mlp_expected(reference, x));
+  a = std::move(b);
+  CHECK(a.input_names() == std::vector<std::string>{"x"});
+  require_close(a.run_one(x), mlp_expected(reference, x));
+  require_moved_error("run_one", [&] { b.run_one(x); });
+}
+
 TEST_CASE("session: asking for CUDA without a usable GPU is a clear error", "[session][errors]") {
   std::mt19937 rng(4);
   SessionOptions opts;

@@ -6,6 +6,7 @@
 
 #include "backends/cuda_api.h"
 #include "cli_test_util.h"
+#include "repo_data.h"
 #include "runtime/json.h"
 
 using namespace minfer;
@@ -27,7 +28,18 @@ const json::Value& member(const json::Value& v, const char* key) {
   return *m;
 }
 
-std::string data(const std::string& rel) { return test::shell_quote((test::data_dir() / rel).string()); }
+// A file of the project's data/ folder, and one of the shared data (the larger sets), quoted.
+std::string repo(const std::string& rel) {
+  return test::shell_quote((test::repo_data_dir() / rel).string());
+}
+std::string shared(const std::string& rel) {
+  return test::shell_quote((test::data_dir() / rel).string());
+}
+
+// cifar-resnet20's MACs at batch 1: 3x3 convs at 32x32/16x16/8x8 plus the 64->10 classifier.
+constexpr int64_t kResnet20Macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 +
+                                  16 * 16 * 32 * 144 + 5 * 16 * 16 * 32 * 288 +
+                                  8 * 8 * 64 * 288 + 5 * 8 * 8 * 64 * 576 + 640;
 
 const std::string kWeights20 = "models/resnet20.safetensors";
 const std::string kCat = "images/cifar10-png/cifar10_00_3.png";   // label 3, cat
@@ -52,8 +64,8 @@ TEST_CASE("cli: --help of every command", "[cli]") {
 }
 
 TEST_CASE("cli: run a real CIFAR model on images, --json", "[cli]") {
-  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) + " --image " +
-                          data(kCat) + " --image " + data(kShip) + " --top 3 --json");
+  const CliResult r = cli("run cifar-resnet20 --weights " + repo(kWeights20) + " --image " +
+                          repo(kCat) + " --image " + repo(kShip) + " --top 3 --json");
   const json::Value j = parse_json(r);
   CHECK(member(j, "model").string == "cifar-resnet20");
   CHECK(member(j, "batch").integer == 2);
@@ -69,8 +81,8 @@ TEST_CASE("cli: run a real CIFAR model on images, --json", "[cli]") {
 }
 
 TEST_CASE("cli: run prints a readable top-K table", "[cli]") {
-  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) + " --image " +
-                          data(kCat) + " --top 2");
+  const CliResult r = cli("run cifar-resnet20 --weights " + repo(kWeights20) + " --image " +
+                          repo(kCat) + " --top 2");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("cifar10_00_3.png") && Catch::Contains("cat") &&
                         Catch::Contains(" ms"));
@@ -79,14 +91,14 @@ TEST_CASE("cli: run prints a readable top-K table", "[cli]") {
 TEST_CASE("cli: run with --input, --labels and --save-outputs", "[cli]") {
   const auto dir = test::temp_dir("cli_io");
   // The preprocessed image as a .npy input, and WordNet-style labels.
-  const Tensor x = load_image((test::data_dir() / kCat).string(),
+  const Tensor x = load_image((test::repo_data_dir() / kCat).string(),
                               builtin_model_info("cifar-resnet20").preprocess);
   save_npy(x, (dir / "x.npy").string());
   {
     std::ofstream labels(dir / "labels.txt");
     for (int i = 0; i < 10; ++i) labels << "n0000000" << i << " class number " << i << "\n";
   }
-  const CliResult r = cli("run cifar-resnet20 --weights " + data(kWeights20) +
+  const CliResult r = cli("run cifar-resnet20 --weights " + repo(kWeights20) +
                           " --input input=" + test::shell_quote((dir / "x.npy").string()) + " --labels " +
                           test::shell_quote((dir / "labels.txt").string()) + " --save-outputs " +
                           test::shell_quote((dir / "out").string()) + " --json");
@@ -101,13 +113,13 @@ TEST_CASE("cli: run with --input, --labels and --save-outputs", "[cli]") {
 TEST_CASE("cli: run an exported ONNX model", "[cli]") {
   const auto dir = test::temp_dir("cli_onnx");
   const std::string path = (dir / "resnet20.onnx").string();
-  save_onnx(build_model("cifar-resnet20", (test::data_dir() / kWeights20).string()), path);
+  save_onnx(build_model("cifar-resnet20", (test::repo_data_dir() / kWeights20).string()), path);
   // ImageNet mean/std are the default, and the 32x32 size comes from the model's input.
   const json::Value j =
-      parse_json(cli("run " + test::shell_quote(path) + " --image " + data(kCat) + " --json"));
+      parse_json(cli("run " + test::shell_quote(path) + " --image " + repo(kCat) + " --json"));
   CHECK(member(member(member(j, "results").array.at(0), "top").array.at(0), "index").integer == 3);
   // --mean/--std/--size belong to ONNX models only.
-  const CliResult bad = cli("run cifar-resnet20 --mean 0,0,0 --image " + data(kCat));
+  const CliResult bad = cli("run cifar-resnet20 --mean 0,0,0 --image " + repo(kCat));
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--mean"));
 }
@@ -142,10 +154,8 @@ TEST_CASE("cli: inspect --json and --dot", "[cli]") {
   const json::Value j =
       parse_json(cli("inspect cifar-resnet20 --opt-level 0 --json --dot " + test::shell_quote(dot.string())));
   CHECK(member(j, "parameters").integer == 269722 + 16 * 2 + (16 * 6 + 32 * 6 + 64 * 6) * 2);
-  // 3x3 convs at 32x32/16x16/8x8 plus the 64->10 classifier, at batch 1.
-  const int64_t macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 + 16 * 16 * 32 * 144 +
-                       5 * 16 * 16 * 32 * 288 + 8 * 8 * 64 * 288 + 5 * 8 * 8 * 64 * 576 + 640;
-  CHECK(member(j, "macs").integer == macs);
+  CHECK(member(j, "batch").integer == 1);  // symbolic, counted at 1
+  CHECK(member(j, "macs").integer == kResnet20Macs);
   CHECK(member(j, "op_histogram").find("Conv")->integer == 19);
   const auto& nodes = member(j, "nodes").array;
   REQUIRE(member(j, "node_count").integer == static_cast<int64_t>(nodes.size()));
@@ -159,6 +169,26 @@ TEST_CASE("cli: inspect --json and --dot", "[cli]") {
   const CliResult text = cli("inspect cifar-resnet20 --summary");
   REQUIRE(text.code == 0);
   CHECK_THAT(text.out, Catch::Contains("MACs") && Catch::Contains("arena"));
+  CHECK_THAT(text.out, Catch::Contains("at batch 1") && !Catch::Contains("per image"));
+}
+
+TEST_CASE("cli: inspect labels MACs and arena with the model's pinned batch", "[cli]") {
+  const json::Value one = parse_json(cli("inspect cifar-resnet20 --summary --json"));
+  const json::Value four =
+      parse_json(cli("inspect cifar-resnet20 --shape input=4x3x32x32 --summary --json"));
+  CHECK(member(four, "batch").integer == 4);
+  CHECK(member(four, "macs").integer == 4 * kResnet20Macs);
+  // Four images' activations: more arena than one image's.
+  CHECK(member(four, "arena_bytes").integer > member(one, "arena_bytes").integer);
+  const CliResult text = cli("inspect cifar-resnet20 --shape input=4x3x32x32");
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("MACs at batch 4") && Catch::Contains("per image"));
+  CHECK_THAT(text.out, !Catch::Contains("batch 1"));
+  std::istringstream lines(text.out);
+  std::string line;
+  int labelled = 0;  // the node table's title, the MACs total and the arena total
+  while (std::getline(lines, line)) labelled += line.find("at batch 4") != std::string::npos;
+  CHECK(labelled == 3);
 }
 
 TEST_CASE("cli: bench --iterations 2", "[cli]") {
@@ -178,8 +208,8 @@ TEST_CASE("cli: bench --iterations 2", "[cli]") {
 
 TEST_CASE("cli: eval on a labelled folder", "[cli]") {
   const json::Value j =
-      parse_json(cli("eval cifar-resnet20 --weights " + data(kWeights20) + " --dataset " +
-                     data("images/cifar10-jpeg") + " --limit 40 --batch 16 --json"));
+      parse_json(cli("eval cifar-resnet20 --weights " + repo(kWeights20) + " --dataset " +
+                     shared("images/cifar10-jpeg") + " --limit 40 --batch 16 --json"));
   CHECK(member(j, "count").integer == 40);
   const double top1 = member(j, "top1").number;
   CHECK(top1 > 0.5);  // the real model: ~80% on this set
@@ -206,12 +236,13 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
     std::string args, message;
   };
   const std::vector<Case> cases{
-      {"run cifar-resnet20 --weights /nonexistent/w.safetensors --image " + data(kCat),
+      {"run cifar-resnet20 --weights /nonexistent/w.safetensors --image " + repo(kCat),
        "/nonexistent/w.safetensors"},
       {"run cifar-resnet20 --image /nonexistent/cat.png", "/nonexistent/cat.png"},
-      {"run /nonexistent/model.onnx --image " + data(kCat), "/nonexistent/model.onnx"},
-      {"run resnet19 --image " + data(kCat), "unknown model 'resnet19'"},
+      {"run /nonexistent/model.onnx --image " + repo(kCat), "/nonexistent/model.onnx"},
+      {"run resnet19 --image " + repo(kCat), "unknown model 'resnet19'"},
       {"eval cifar-resnet20 --dataset /nonexistent/dir", "/nonexistent/dir"},
+      {"demo --data /nonexistent/dir", "/nonexistent/dir"},
       {"run cifar-resnet20 --input nope=x.npy", "no input 'nope'"},
   };
   for (const Case& c : cases) {
@@ -221,15 +252,91 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
     CHECK_THAT(r.err, Catch::Contains(c.message));
   }
   if (!cuda::available()) {
-    const CliResult r = cli("run cifar-resnet20 --device cuda --image " + data(kCat));
+    const CliResult r = cli("run cifar-resnet20 --device cuda --image " + repo(kCat));
     CHECK(r.code == 1);
     CHECK_THAT(r.err, Catch::Contains("CUDA", Catch::CaseSensitive::No));
   }
 }
 
-TEST_CASE("cli: demo runs and agrees with the reference", "[cli]") {
+TEST_CASE("cli: a directory given as MODEL or --weights is named as one", "[cli]") {
+  const auto dir = test::temp_dir("cli_dir_model");
+  std::filesystem::create_directories(dir / "mymodel");
+  std::filesystem::create_directories(dir / "weights.safetensors");
+  struct Case {
+    std::string args, message;
+  };
+  const std::string model_dir = (dir / "mymodel").string();
+  const std::vector<Case> cases{
+      {"run " + test::shell_quote(model_dir) + " --image " + repo(kCat),
+       "MODEL '" + model_dir + "' is a directory"},
+      {"inspect " + test::shell_quote(model_dir + "/"), "MODEL '" + model_dir + "/' is a directory"},
+      {"run cifar-resnet20 --weights " + test::shell_quote((dir / "weights.safetensors").string()) +
+           " --image " + repo(kCat),
+       "weights.safetensors' is a directory"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.args);
+    const CliResult r = cli(c.args);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.err, Catch::Contains(c.message) && !Catch::Contains("does not exist"));
+  }
+  // A bare name (no '/' or '.') that is a folder here, not a built-in model.
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  const CliResult bare = cli("run mymodel --image " + repo(kCat));
+  std::filesystem::current_path(cwd);
+  CHECK(bare.code == 1);
+  CHECK_THAT(bare.err, Catch::Contains("MODEL 'mymodel' is a directory") &&
+                           !Catch::Contains("unknown model"));
+}
+
+TEST_CASE("cli: eval on the shipped CIFAR-10 pictures", "[cli]") {
   const json::Value j =
-      parse_json(cli("demo --data " + test::shell_quote(test::data_dir().string()) + " --json"));
+      parse_json(cli("eval cifar-resnet20 --weights " + repo(kWeights20) + " --dataset " +
+                     repo("images/cifar10-png") + " --json"));
+  CHECK(member(j, "count").integer == 20);
+  CHECK(member(j, "top1_correct").integer == 20);  // as the reference logits say
+}
+
+TEST_CASE("cli: eval rejects labels that are not classes of the model", "[cli]") {
+  const auto dir = test::temp_dir("cli_eval_labels");
+  for (const char* f : {"cifar10_00_3.png", "cifar10_01_8.png"})
+    std::filesystem::copy_file(test::repo_data_dir() / "images" / "cifar10-png" / f, dir / f);
+  const std::string csv = (dir / "labels.csv").string();
+  struct Case {
+    std::string lines;  // labels.csv after its header
+    std::vector<std::string> message;
+  };
+  const std::vector<Case> cases{
+      {"cifar10_00_3.png,3\ncifar10_01_8.png,999\n",
+       {csv + ":3", "label 999 is out of range", "10 classes (0..9)"}},
+      {"cifar10_00_3.png,-1\ncifar10_01_8.png,8\n", {csv + ":2", "label -1 is negative"}},
+      {"cifar10_00_3.png,10\n", {csv + ":2", "label 10 is out of range"}},
+  };
+  for (const Case& c : cases) {
+    {
+      std::ofstream f(csv);
+      f << "file,label\n" << c.lines;
+    }
+    INFO(c.lines);
+    const CliResult r = cli("eval cifar-resnet20 --dataset " + test::shell_quote(dir.string()));
+    CHECK(r.code == 1);
+    for (const std::string& part : c.message) CHECK_THAT(r.err, Catch::Contains(part));
+    CHECK(r.out.empty());
+  }
+  // The same files with labels in range evaluate.
+  {
+    std::ofstream f(csv);
+    f << "file,label\ncifar10_00_3.png,3\ncifar10_01_8.png,9\n";
+  }
+  const json::Value j =
+      parse_json(cli("eval cifar-resnet20 --dataset " + test::shell_quote(dir.string()) + " --json"));
+  CHECK(member(j, "count").integer == 2);
+}
+
+TEST_CASE("cli: demo classifies the shipped pictures and agrees with the reference", "[cli]") {
+  const json::Value j = parse_json(cli("demo --json"));
+  CHECK(member(j, "data").string == std::string(MINFER_SOURCE_DIR) + "/data");
   const auto& rows = member(j, "rows").array;
   int fp32_rows = 0, int8_rows = 0;
   for (const auto& row : rows) {
@@ -247,14 +354,38 @@ TEST_CASE("cli: demo runs and agrees with the reference", "[cli]") {
   }
   CHECK(fp32_rows >= 3);
   CHECK(int8_rows >= 3);
+  // Without --calib, half of the 20 pictures calibrate int8 and the other half are classified.
   const auto& file_check = member(j, "reference_logits");
-  CHECK(member(file_check, "argmax_agree").integer == 20);
+  CHECK(member(file_check, "images").integer == 10);
+  CHECK(member(file_check, "argmax_agree").integer == 10);
   CHECK(member(file_check, "max_abs_diff").number < 1e-3);
-  // The real ResNet-20 in int8, calibrated on other images, keeps fp32's top-1 on the 20 PNGs
-  // (19 would still be a fine int8 model; fewer is a regression).
+  const auto& pictures = member(j, "classified").array;
+  REQUIRE(pictures.size() == 10);
+  const auto& names = cifar10_class_names();
+  for (size_t i = 0; i < pictures.size(); ++i) {
+    const auto& p = pictures[i];
+    const std::string file = member(p, "file").string;
+    INFO(file);
+    CHECK(file.rfind("cifar10_0" + std::to_string(i) + "_", 0) == 0);
+    // The real model gets each of these right (the reference logits say so).
+    const int64_t label = member(p, "label").integer;
+    CHECK(file == "cifar10_0" + std::to_string(i) + "_" + std::to_string(label) + ".png");
+    CHECK(member(p, "fp32").integer == label);
+    CHECK(member(p, "fp32_class").string == names.at(size_t(label)));
+    CHECK(member(p, "fp32_probability").number > 0.5);
+    CHECK(member(p, "int8_class").string == names.at(size_t(member(p, "int8").integer)));
+  }
+  // The real ResNet-20 in int8, calibrated on the other 10 pictures, keeps fp32's top-1 on
+  // these 10 (9 would still be a fine int8 model; fewer is a regression).
+  bool found = false;
   for (const auto& c : member(j, "int8_vs_fp32").array)
-    if (member(c, "model").string == "cifar-resnet20")
-      CHECK(member(c, "top1_agree_with_fp32").integer >= 19);
+    if (member(c, "model").string == "cifar-resnet20") {
+      found = true;
+      CHECK(member(c, "images").integer == 10);
+      CHECK(member(c, "calibration_samples").integer == 10);
+      CHECK(member(c, "top1_agree_with_fp32").integer >= 9);
+    }
+  CHECK(found);
 }
 
 #ifdef MINFER_PLUGIN_PATH
