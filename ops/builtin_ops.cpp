@@ -75,7 +75,14 @@ void add_builtin_op(OpRegistry& registry, OpSchema schema) {
   OpSchema limits = schema;  // counts only; the functions are captured separately
   schema.infer = [limits, infer](InferContext& ctx) {
     check_arity(limits, ctx);
-    infer(ctx);
+    try {
+      infer(ctx);
+    } catch (const Error& e) {
+      // Errors from shared helpers (an attribute of the wrong type) do not know the node.
+      const std::string node = ctx.node().describe();
+      if (std::string(e.what()).find(node) != std::string::npos) throw;
+      throw Error(e.code(), node + ": " + e.what());
+    }
   };
   OpSchema checked = limits;
   checked.infer = schema.infer;
@@ -98,6 +105,9 @@ void register_builtin_ops(OpRegistry& registry) {
   register_reduce_ops(registry);
   register_cast_ops(registry);
   register_integer_ops(registry);
+  register_generator_ops(registry);
+  register_dropout_op(registry);
+  register_lrn_op(registry);
 }
 
 }  // namespace minfer

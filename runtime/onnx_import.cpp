@@ -286,6 +286,28 @@ class Importer {
     return true;
   }
 
+  // Dropout before opset 10 has a mask of the input's float type, not bool: at inference it is
+  // all ones, made as CastLike(ConstantOfShape(Shape(x), true), x) beside a mask-less Dropout.
+  bool legacy_dropout_mask(const onnx::NodeProto& n, const std::string& name,
+                           std::vector<Value*>& inputs, Attributes& attrs,
+                           const std::vector<std::string>& outputs) {
+    check(inputs.size() == 1 && inputs[0] && outputs.size() == 2, ErrorCode::InvalidModel,
+          describe(n) + ": expects one input and at most two outputs");
+    std::string base = name.empty() ? outputs[0] : name;
+    Value* x = inputs[0];
+    g_.add_node_named("Dropout", name, {x}, {outputs[0]}, std::move(attrs));
+    Value* shape = g_.add_node_named("Shape", base + "/mask_shape", {x},
+                                     {unique_name(base + "/mask_shape_output")})->outputs[0];
+    Tensor one(DType::boolean, Shape{1});
+    one.data<bool>()[0] = true;
+    Attributes fill;
+    fill.set("value", one);
+    Value* ones = g_.add_node_named("ConstantOfShape", base + "/mask_ones", {shape},
+                                    {unique_name(base + "/mask_ones_output")}, fill)->outputs[0];
+    g_.add_node_named("CastLike", base + "/mask", {ones, x}, {outputs[1]});
+    return true;
+  }
+
   // Rewrites attribute forms of opsets before the ones minfer's schemas implement. Returns true
   // when it emitted the node(s) itself.
   bool normalize_legacy(const onnx::NodeProto& n, const std::string& name,
@@ -304,6 +326,8 @@ class Importer {
       attrs.erase("spatial");
     }
     if (op == "Dropout" && opset_ < 7) attrs.erase("is_test");
+    if (op == "Dropout" && opset_ < 10 && outputs.size() > 1 && !outputs[1].empty())
+      return legacy_dropout_mask(n, name, inputs, attrs, outputs);
     if (opset_ < 7 && attrs.has("broadcast")) {
       // Old explicit broadcasting: without `axis` it is suffix matching, which numpy-style
       // broadcasting covers; with `axis` it means something numpy does not.
