@@ -2,7 +2,7 @@
 // is an attribute before opset 12 and an optional input after, which also adds the optional
 // training_mode input; a true training_mode (random dropout) is refused, since minfer only
 // runs inference. The dropout-elimination pass removes the node where nothing reads the mask.
-// Opsets 7..9 had a float mask; the importer rewrites that form (see onnx_import.cpp).
+// Before opset 12 the mask's value is ambiguous; the importer refuses it where it is read.
 #include <optional>
 
 #include "ops/builtin_ops.h"

@@ -39,9 +39,12 @@ class Importer {
       g_.add_constant(init.name(), detail::tensor_from_proto(init, base_dir_, what));
     }
     for (const auto& in : gp.input()) read_input(in);
-    for (const auto& n : gp.node())
+    for (const auto& n : gp.node()) {
       for (const auto& out : n.output())
         if (!out.empty()) produced_.insert(out);
+      for (const auto& in : n.input()) consumed_.insert(in);
+    }
+    for (const auto& out : gp.output()) consumed_.insert(out.name());
     // Constant nodes first, so that nodes listed before them (ONNX asks for, but does not
     // always get, topological order) still find their values.
     for (const auto& n : gp.node())
@@ -286,33 +289,24 @@ class Importer {
     return true;
   }
 
-  // Dropout before opset 10 has a mask of the input's float type, not bool: at inference it is
-  // all ones, made as CastLike(ConstantOfShape(Shape(x), true), x) beside a mask-less Dropout.
-  bool legacy_dropout_mask(const onnx::NodeProto& n, const std::string& name,
-                           std::vector<Value*>& inputs, Attributes& attrs,
-                           const std::vector<std::string>& outputs) {
-    check(inputs.size() == 1 && inputs[0] && outputs.size() == 2, ErrorCode::InvalidModel,
-          describe(n) + ": expects one input and at most two outputs");
-    std::string base = name.empty() ? outputs[0] : name;
-    Value* x = inputs[0];
-    g_.add_node_named("Dropout", name, {x}, {outputs[0]}, std::move(attrs));
-    Value* shape = g_.add_node_named("Shape", base + "/mask_shape", {x},
-                                     {unique_name(base + "/mask_shape_output")})->outputs[0];
-    Tensor one(DType::boolean, Shape{1});
-    one.data<bool>()[0] = true;
-    Attributes fill;
-    fill.set("value", one);
-    Value* ones = g_.add_node_named("ConstantOfShape", base + "/mask_ones", {shape},
-                                    {unique_name(base + "/mask_ones_output")}, fill)->outputs[0];
-    g_.add_node_named("CastLike", base + "/mask", {ones, x}, {outputs[1]});
-    return true;
+  // Dropout's mask at inference before opset 12 (a float tensor before 10, bool after) is
+  // ambiguous: ONNX Runtime writes zeros (false), the ONNX reference ones (true), and they only
+  // agree from opset 12 (all true). A mask that something reads is refused; an unread one is
+  // dropped.
+  bool legacy_dropout_mask(const onnx::NodeProto& n, std::vector<std::string>& outputs) {
+    check(consumed_.count(outputs[1]) == 0, ErrorCode::Unsupported,
+          describe(n) + ": the mask output of Dropout before opset 12 ('" + outputs[1] +
+              "') is read, but its value at inference is ambiguous (ONNX Runtime gives zeros, "
+              "the ONNX reference ones); re-export the model at opset 12 or later");
+    outputs.resize(1);
+    return false;
   }
 
   // Rewrites attribute forms of opsets before the ones minfer's schemas implement. Returns true
   // when it emitted the node(s) itself.
   bool normalize_legacy(const onnx::NodeProto& n, const std::string& name,
                         std::vector<Value*>& inputs, Attributes& attrs,
-                        const std::vector<std::string>& outputs) {
+                        std::vector<std::string>& outputs) {
     if (!normalize_domain(n.domain()).empty()) return false;
     const std::string& op = n.op_type();
     std::string node = describe(n);
@@ -326,8 +320,8 @@ class Importer {
       attrs.erase("spatial");
     }
     if (op == "Dropout" && opset_ < 7) attrs.erase("is_test");
-    if (op == "Dropout" && opset_ < 10 && outputs.size() > 1 && !outputs[1].empty())
-      return legacy_dropout_mask(n, name, inputs, attrs, outputs);
+    if (op == "Dropout" && opset_ < 12 && outputs.size() > 1 && !outputs[1].empty())
+      return legacy_dropout_mask(n, outputs);
     if (opset_ < 7 && attrs.has("broadcast")) {
       // Old explicit broadcasting: without `axis` it is suffix matching, which numpy-style
       // broadcasting covers; with `axis` it means something numpy does not.
@@ -386,6 +380,7 @@ class Importer {
   Graph g_;
   int64_t opset_ = 0;
   std::set<std::string> produced_;  // every name some node writes
+  std::set<std::string> consumed_;  // every name some node or the graph's outputs read
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 // A model with ops minfer does not have is refused with one error that lists every such op and
 // the nodes using it, and `minfer inspect` lists them without running the model. Also the
-// Dropout forms of the model-zoo files: the dropout-elimination pass, and opset 7..9's float
-// mask.
+// Dropout forms of the model-zoo files: the dropout-elimination pass, and the mask before
+// opset 12.
 #include "conformance_test_util.h"
 #include "graph/pass.h"
 #include "runtime/onnx_test_models.h"
@@ -144,20 +144,30 @@ TEST_CASE("dropout-elimination removes inference Dropout whose mask nobody reads
                                                           Catch::Contains("Dropout 'drop'"));
 }
 
-TEST_CASE("Dropout before opset 10: the mask has the input's float type, all ones",
-          "[conformance]") {
-  for (int level : {0, 2}) {
-    OnnxModel m(9);
+TEST_CASE("Dropout before opset 12: a read mask is refused, an unread one dropped",
+          "[conformance][errors]") {
+  auto model = [](bool read_mask, int64_t opset = 9) {
+    OnnxModel m(opset);
     m.input("x", TP::FLOAT, {"2", "2"});
     m.node("Dropout", "drop", {"x"}, {"y", "mask"});
     m.output("y");
-    m.output("mask");
+    if (read_mask) m.output("mask");
+    return m;
+  };
+  for (int level : {0, 2}) {
     SessionOptions o;
     o.optimization_level = level;
-    Session s(m.parse(), o);
-    const NamedTensors out = s.run({{"x", Tensor::from_vector<float>({1, -2, 3, 0}, Shape{2, 2})}});
-    CHECK(out.at("y").to_vector<float>() == std::vector<float>{1, -2, 3, 0});
-    CHECK(out.at("mask").dtype() == DType::f32);
-    CHECK(out.at("mask").to_vector<float>() == std::vector<float>{1, 1, 1, 1});
+    Session s(model(false).parse(), o);
+    const Tensor x = Tensor::from_vector<float>({1, -2, 3, 0}, Shape{2, 2});
+    CHECK(s.run_one(x).to_vector<float>() == std::vector<float>{1, -2, 3, 0});
+  }
+  REQUIRE_THROWS_WITH(model(true).parse(),
+                      Catch::Contains("Dropout 'drop'") && Catch::Contains("'mask'") &&
+                          Catch::Contains("opset 12"));
+  try {
+    model(true, 11).parse();
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == ErrorCode::Unsupported);
   }
 }

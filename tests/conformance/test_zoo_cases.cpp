@@ -1,0 +1,33 @@
+// The model-zoo CNN patterns of tests/python/make_zoo_cases.py (LRN after Conv, Dropout before
+// Gemm, Sum/Concat of branches, ConstantOfShape as shape or weight, one case per new op form)
+// against ONNX Runtime's outputs, at opt-level 0 (the graph as loaded) and 2 (the default),
+// with a tighter tolerance than the ONNX backend tests: |got - want| <= 1e-5 + 1e-4 * |want|.
+#include "conformance_test_util.h"
+
+using namespace minfer;
+using namespace minfer::test;
+
+TEST_CASE("conformance: model-zoo op patterns match ONNX Runtime", "[conformance][python][zoo]") {
+  const std::vector<std::string> cases = find_conformance_cases(generated_zoo_cases().string());
+  CHECK(cases.size() >= 35);
+  std::set<std::string> ops_seen;
+  for (const std::string& dir : cases) {
+    for (int level : {0, 2}) {
+      ConformanceOptions options;
+      options.rtol = 1e-4;
+      options.atol = 1e-5;
+      options.session.threads = 2;
+      options.session.optimization_level = level;
+      const CaseResult r = run_conformance_case(dir, options);
+      INFO(r.name << " at opt-level " << level << ": " << r.reason);
+      CHECK(r.status == CaseStatus::Pass);
+      CHECK(r.data_sets >= 1);
+    }
+    for (const Node* n : load_onnx(dir + "/model.onnx").nodes()) ops_seen.insert(n->op_type);
+  }
+  // Every new op is exercised by at least one case.
+  for (const char* op : {"ConstantOfShape", "Range", "Dropout", "LRN", "Sum", "Mean"}) {
+    INFO(op);
+    CHECK(ops_seen.count(op) == 1);
+  }
+}
