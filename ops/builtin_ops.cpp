@@ -46,7 +46,15 @@ std::vector<Tensor> run_reference(const OpSchema& s, const ReferenceFn& fn, cons
   std::vector<Tensor> padded = inputs;
   if (s.max_inputs <= kMaxPaddedInputs && padded.size() < size_t(s.max_inputs))
     padded.resize(s.max_inputs);
-  std::vector<Tensor> out = fn(node, padded);
+  std::vector<Tensor> out;
+  try {
+    out = fn(node, padded);
+  } catch (const Error& e) {
+    // As in inference: errors from shared helpers (attribute types) get the node's name.
+    const std::string name = node.describe();
+    if (std::string(e.what()).find(name) != std::string::npos) throw;
+    throw Error(e.code(), name + ": " + e.what());
+  }
 
   if (out.size() != ctx.num_outputs())
     throw Error(ErrorCode::Internal, node.describe() + ": reference returned " +
@@ -108,6 +116,9 @@ void register_builtin_ops(OpRegistry& registry) {
   register_generator_ops(registry);
   register_dropout_op(registry);
   register_lrn_op(registry);
+  register_math_ops(registry);
+  register_squeeze_split_ops(registry);
+  register_expand_tile_ops(registry);
 }
 
 }  // namespace minfer

@@ -30,5 +30,8 @@ void register_integer_ops(OpRegistry& registry);  // {Conv,MatMul}Integer, Dynam
 void register_generator_ops(OpRegistry& registry);  // ConstantOfShape, Range
 void register_dropout_op(OpRegistry& registry);     // Dropout (inference)
 void register_lrn_op(OpRegistry& registry);         // LRN
+void register_math_ops(OpRegistry& registry);  // Sqrt, Tanh, Erf, HardSigmoid, HardSwish, Gelu, Pow
+void register_squeeze_split_ops(OpRegistry& registry);  // Squeeze, Split
+void register_expand_tile_ops(OpRegistry& registry);    // Expand, Tile
 
 }  // namespace minfer

@@ -1,5 +1,5 @@
 // Data-movement kernels for any element type: Transpose, Concat, and the reshape-like ops
-// (Flatten, Reshape, Identity, Unsqueeze, Dropout) whose output is the input's bytes.
+// (Flatten, Reshape, Identity, Unsqueeze, Squeeze, Dropout) whose output is the input's bytes.
 #include <algorithm>
 #include <cstring>
 
@@ -238,7 +238,7 @@ KernelDef def(const char* op, const char* name, std::function<bool(const Prepare
 void register_layout_kernels(OpRegistry& r) {
   r.register_kernel(def<TransposeKernel>("Transpose", "cpu-transpose", supports_static));
   r.register_kernel(def<ConcatKernel>("Concat", "cpu-concat", supports_concat));
-  for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze"})
+  for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze", "Squeeze"})
     r.register_kernel(def<CopyKernel>(op, "cpu-copy", supports_copy));
   r.register_kernel(def<CopyKernel>("Dropout", "cpu-copy", supports_dropout_copy));
 }

@@ -131,6 +131,80 @@ def cases():
                   [node("Range", ["a", "b", "d"], ["i"]), node("Gather", ["x", "i"], axis=0)],
                   ["y"], {"a": np.array(1, np.int64), "b": np.array(6, np.int64),
                           "d": np.array(2, np.int64)}))
+
+    # Float math: Sqrt, Tanh, Erf (6/13), HardSigmoid (6/22), HardSwish (14/22), Gelu (20), Pow
+    # (7: same types; 12+: an integer exponent; 13/15 as is).
+    x = rand(2, 3, 4, lo=-4, hi=4)
+    c.append(Case("sqrt", 9, {"x": np.abs(x) + 0.01}, [node("Sqrt", ["x"])], ["y"]))
+    c.append(Case("sqrt", 13, {"x": np.abs(x)}, [node("Sqrt", ["x"])], ["y"]))
+    for opset in (9, 13):
+        c.append(Case("tanh", opset, {"x": x}, [node("Tanh", ["x"])], ["y"]))
+        c.append(Case("erf", opset, {"x": x}, [node("Erf", ["x"])], ["y"]))
+    for opset in (9, 22):
+        c.append(Case("hardsigmoid_default", opset, {"x": x}, [node("HardSigmoid", ["x"])], ["y"]))
+        c.append(Case("hardsigmoid_alpha_beta", opset, {"x": x},
+                      [node("HardSigmoid", ["x"], alpha=0.3, beta=0.4)], ["y"]))
+    for opset in (14, 22):
+        c.append(Case("hardswish", opset, {"x": x}, [node("HardSwish", ["x"])], ["y"]))
+    c.append(Case("gelu", 20, {"x": x}, [node("Gelu", ["x"])], ["y"]))
+    c.append(Case("gelu_tanh", 20, {"x": x}, [node("Gelu", ["x"], approximate="tanh")], ["y"]))
+    base = rand(3, 4, lo=0.1, hi=3)
+    c.append(Case("pow_broadcast", 7, {"a": base, "b": rand(4, lo=-2, hi=2)},
+                  [node("Pow", ["a", "b"])], ["y"]))
+    for opset in (12, 13, 15):
+        c.append(Case("pow_int_exponent", opset, {"a": rand(3, 4)},
+                      [node("Pow", ["a", "e"])], ["y"], {"e": np.array(3, np.int64)}))
+    c.append(Case("pow_square", 13, {"a": rand(3, 4)}, [node("Pow", ["a", "e"])], ["y"],
+                  {"e": np.array(2.0, np.float32)}))
+    c.append(Case("pow_int64", 15, {"a": rng.integers(-5, 5, (2, 3)).astype(np.int64),
+                                    "b": rng.integers(0, 4, (3,)).astype(np.int64)},
+                  [node("Pow", ["a", "b"])], ["y"]))
+
+    # Squeeze/Split: axes and split as attributes before 13, inputs after; Split's
+    # num_outputs (18).
+    sq = rand(1, 3, 1, 4)
+    c.append(Case("squeeze_attr", 9, {"x": sq}, [node("Squeeze", ["x"], axes=[0, 2])], ["y"]))
+    c.append(Case("squeeze_attr_negative", 11, {"x": sq}, [node("Squeeze", ["x"], axes=[-2])],
+                  ["y"]))
+    c.append(Case("squeeze_all", 9, {"x": sq}, [node("Squeeze", ["x"])], ["y"]))
+    for opset in (13, 21):
+        c.append(Case("squeeze_input", opset, {"x": sq}, [node("Squeeze", ["x", "axes"])], ["y"],
+                      {"axes": i64(0, -2)}))
+        c.append(Case("squeeze_no_axes", opset, {"x": sq}, [node("Squeeze", ["x"])], ["y"]))
+    sp = rand(2, 6, 3)
+    c.append(Case("split_equal", 9, {"x": sp},
+                  [node("Split", ["x"], ["a", "b", "c"], axis=1)], ["a", "b", "c"]))
+    c.append(Case("split_attr", 11, {"x": sp},
+                  [node("Split", ["x"], ["a", "b"], axis=-2, split=[2, 4])], ["a", "b"]))
+    for opset in (13, 18):
+        c.append(Case("split_input", opset, {"x": sp},
+                      [node("Split", ["x", "s"], ["a", "b", "c"], axis=1)], ["a", "b", "c"],
+                      {"s": i64(1, 0, 5)}))
+    c.append(Case("split_equal_default_axis", 13, {"x": rand(4, 3)},
+                  [node("Split", ["x"], ["a", "b"])], ["a", "b"]))
+    c.append(Case("split_num_outputs_uneven", 18, {"x": rand(2, 7)},
+                  [node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3)],
+                  ["a", "b", "c"]))
+    # SqueezeNet/Inception-style: Split then per-branch convolution, then Concat.
+    c.append(Case("zoo_split_conv_concat", 13, {"x": rand(1, 4, 6, 6)},
+                  [node("Split", ["x"], ["p", "q"], axis=1),
+                   node("Conv", ["p", "wp"], ["cp"], pads=[1, 1, 1, 1]),
+                   node("Conv", ["q", "wq"], ["cq"]),
+                   node("Concat", ["cp", "cq"], ["y"], axis=1)], ["y"],
+                  {"wp": rand(3, 2, 3, 3, lo=-0.5, hi=0.5), "wq": rand(2, 2, 1, 1)}))
+
+    # Expand (8, 13) and Tile (6, 13): broadcasting up, a 1 in Expand's shape keeping the dim,
+    # a shape from Shape (the mask/position patterns of transformer exports).
+    for opset in (8, 13):
+        c.append(Case("expand", opset, {"x": rand(3, 1)}, [node("Expand", ["x", "s"])], ["y"],
+                      {"s": i64(2, 1, 4)}))
+        c.append(Case("tile", opset if opset > 8 else 7, {"x": rand(2, 3)},
+                      [node("Tile", ["x", "r"])], ["y"], {"r": i64(2, 3)}))
+    c.append(Case("expand_shape_of", 13, {"x": rand(4), "z": rand(2, 3, 4)},
+                  [node("Shape", ["z"], ["s"]), node("Expand", ["x", "s"], ["e"]),
+                   node("Add", ["e", "z"], ["y"])], ["y"]))
+    c.append(Case("tile_int64", 13, {"x": rng.integers(0, 9, (2, 1, 2)).astype(np.int64)},
+                  [node("Tile", ["x", "r"])], ["y"], {"r": i64(1, 3, 2)}))
     return c
 
 
