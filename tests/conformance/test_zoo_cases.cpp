@@ -33,3 +33,25 @@ TEST_CASE("conformance: model-zoo op patterns match ONNX Runtime", "[conformance
     CHECK(ops_seen.count(op) == 1);
   }
 }
+
+TEST_CASE("conformance: model-zoo op patterns survive minfer's ONNX export",
+          "[conformance][python][zoo]") {
+  // Each case's model, loaded and written back by minfer (as `minfer export --opt-level 0`
+  // does), must still give ONNX Runtime's outputs.
+  const std::filesystem::path out = temp_dir("zoo_export");
+  int checked = 0;
+  for (const std::string& dir : find_conformance_cases(generated_zoo_cases().string())) {
+    const std::filesystem::path copy = out / std::filesystem::path(dir).filename();
+    std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
+    save_onnx(load_onnx(dir + "/model.onnx"), (copy / "model.onnx").string());
+    ConformanceOptions options;
+    options.rtol = 1e-4;
+    options.atol = 1e-5;
+    options.session.optimization_level = 0;
+    const CaseResult r = run_conformance_case(copy.string(), options);
+    INFO(r.name << ": " << r.reason);
+    CHECK(r.status == CaseStatus::Pass);
+    ++checked;
+  }
+  CHECK(checked >= 75);
+}
