@@ -116,7 +116,7 @@ void register_math_ops(OpRegistry& r) {
   add_unary_f32(r, "Erf", "the error function", {},
                 unary([](double x, const Node&) { return std::erf(x); }));
   add_unary_f32(r, "HardSigmoid", "max(0, min(1, alpha * x + beta))", {"alpha", "beta"},
-                unary(hard_sigmoid));
+                unary(hard_sigmoid), [](const Node& n) { hard_sigmoid(0, n); });
   add_unary_f32(r, "HardSwish", "x * max(0, min(1, x / 6 + 0.5))", {},
                 unary([](double x, const Node&) {
                   return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5));

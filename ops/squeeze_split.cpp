@@ -69,10 +69,12 @@ void infer_squeeze(InferContext& ctx) {
   if (ctx.has_input(1)) {
     check_1d_int_input(ctx, 1, "axes");
     if (!ctx.input_constant(1)) {
-      const int64_t n = ctx.input_shape(1)[0];
+      const int64_t n = ctx.input_shape(1)[0], rank = int64_t(ctx.input_shape(0).rank());
       if (n < 0) ctx.fail("axes input is not a constant and its length is unknown");
-      ctx.set_output(0, ctx.input_dtype(0),
-                     Shape(std::vector<int64_t>(ctx.input_shape(0).rank() - n, Shape::kDynamic)));
+      if (n > rank)
+        ctx.fail("axes input has " + std::to_string(n) + " values, the input has rank " +
+                 std::to_string(rank));
+      ctx.set_output(0, ctx.input_dtype(0), Shape(std::vector<int64_t>(rank - n, Shape::kDynamic)));
       return;
     }
   }

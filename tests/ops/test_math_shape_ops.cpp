@@ -34,6 +34,9 @@ TEST_CASE("Unary float math ops: other types and bad attributes are refused", "[
                 ErrorCode::InvalidModel, "approximate 'fast'");
   require_error([] { ref1("HardSigmoid", {f32({1}, {1})}, attrs({{"alpha", std::string("x")}})); },
                 ErrorCode::InvalidModel, "wrong type");
+  // ... already when the model is loaded.
+  require_error([] { infer("HardSigmoid", {info(Shape{1})}, attrs({{"beta", std::string("x")}})); },
+                ErrorCode::InvalidModel, "wrong type");
 }
 
 TEST_CASE("Pow broadcasts; the exponent may have another type", "[ops][zoo]") {
@@ -80,6 +83,9 @@ TEST_CASE("Squeeze: bad axes are refused naming the node", "[ops][zoo][errors]")
                 "supports i64");
   require_error([&] { infer("Squeeze", {info(sym({-1, 1}, {"N", ""}))}); },
                 ErrorCode::InvalidModel, "give axes");
+  // Axes known only at run time: their count must fit the rank.
+  require_error([&] { infer("Squeeze", {info(Shape{1, 3}), info(DType::i64, Shape{3})}); },
+                ErrorCode::InvalidModel, "3 values, the input has rank 2");
 }
 
 TEST_CASE("Split: sizes as attribute or input, equal parts, num_outputs", "[ops][zoo]") {
