@@ -307,16 +307,48 @@ std::vector<TensorInfo> input_infos(const Node& n) {
 }
 }  // namespace
 
+std::vector<const Node*> unsupported_nodes(const Graph& g) {
+  const OpRegistry& reg = OpRegistry::global();
+  std::vector<const Node*> r;
+  for (const Node* n : g.nodes())
+    if (!reg.find_op(n->domain, n->op_type)) r.push_back(n);
+  return r;
+}
+
+void check_ops_known(const Graph& g) {
+  const std::vector<const Node*> bad = unsupported_nodes(g);
+  if (bad.empty()) return;
+  // Group by op, in order of first use; a few node names per op are enough to find them.
+  constexpr size_t kNamesPerOp = 5;
+  std::vector<std::pair<std::string, std::vector<const Node*>>> ops;
+  for (const Node* n : bad) {
+    const std::string domain = n->domain.empty() ? "ai.onnx" : n->domain;
+    const std::string key = "unknown op '" + n->op_type + "' (domain '" + domain + "')";
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == key; });
+    if (it == ops.end()) it = ops.insert(ops.end(), {key, {}});
+    it->second.push_back(n);
+  }
+  std::string msg = "graph '" + g.name + "' uses " + std::to_string(ops.size()) +
+                    (ops.size() == 1 ? " op" : " ops") + " that minfer does not support (" +
+                    std::to_string(bad.size()) + (bad.size() == 1 ? " node" : " nodes") + "): ";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& [key, nodes] = ops[i];
+    msg += (i ? "; " : "") + key + " at ";
+    for (size_t k = 0; k < nodes.size() && k < kNamesPerOp; ++k)
+      msg += (k ? ", " : "") + std::string("node '") + nodes[k]->name + "'";
+    if (nodes.size() > kNamesPerOp)
+      msg += " and " + std::to_string(nodes.size() - kNamesPerOp) + " more";
+  }
+  msg +=
+      ". No such op is registered; if one comes from a plugin, load it with --plugin LIB.so (or "
+      "register it with OpRegistry::register_op); `minfer ops` lists the supported ops";
+  throw Error(ErrorCode::Unsupported, msg);
+}
+
 void Graph::infer_shapes() {
   auto& reg = OpRegistry::global();
+  check_ops_known(*this);
   for (Node* n : topo_order()) {
-    if (!reg.find_op(n->domain, n->op_type)) {
-      try {
-        reg.get_op(n->domain, n->op_type);
-      } catch (const Error& e) {  // the same message, plus which node uses the op
-        throw Error(e.code(), "node '" + n->name + "': " + e.what());
-      }
-    }
     const OpSchema& schema = reg.get_op(n->domain, n->op_type);
     auto mark_unknown = [&] {
       for (Value* out : n->outputs) out->shape_known = false;
@@ -361,6 +393,7 @@ void verify(const Graph& g) {
   for (Value* v : g.inputs()) produced.insert(v);
   for (Value* v : g.values())
     if (v->is_constant()) produced.insert(v);
+  check_ops_known(g);
   for (Node* n : g.topo_order()) {  // throws on cycles
     const OpSchema& schema = reg.get_op(n->domain, n->op_type);
     int ni = static_cast<int>(n->inputs.size()), no = static_cast<int>(n->outputs.size());

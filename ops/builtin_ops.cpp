@@ -46,7 +46,15 @@ std::vector<Tensor> run_reference(const OpSchema& s, const ReferenceFn& fn, cons
   std::vector<Tensor> padded = inputs;
   if (s.max_inputs <= kMaxPaddedInputs && padded.size() < size_t(s.max_inputs))
     padded.resize(s.max_inputs);
-  std::vector<Tensor> out = fn(node, padded);
+  std::vector<Tensor> out;
+  try {
+    out = fn(node, padded);
+  } catch (const Error& e) {
+    // As in inference: errors from shared helpers (attribute types) get the node's name.
+    const std::string name = node.describe();
+    if (std::string(e.what()).find(name) != std::string::npos) throw;
+    throw Error(e.code(), name + ": " + e.what());
+  }
 
   if (out.size() != ctx.num_outputs())
     throw Error(ErrorCode::Internal, node.describe() + ": reference returned " +
@@ -75,7 +83,14 @@ void add_builtin_op(OpRegistry& registry, OpSchema schema) {
   OpSchema limits = schema;  // counts only; the functions are captured separately
   schema.infer = [limits, infer](InferContext& ctx) {
     check_arity(limits, ctx);
-    infer(ctx);
+    try {
+      infer(ctx);
+    } catch (const Error& e) {
+      // Errors from shared helpers (an attribute of the wrong type) do not know the node.
+      const std::string node = ctx.node().describe();
+      if (std::string(e.what()).find(node) != std::string::npos) throw;
+      throw Error(e.code(), node + ": " + e.what());
+    }
   };
   OpSchema checked = limits;
   checked.infer = schema.infer;
@@ -98,6 +113,12 @@ void register_builtin_ops(OpRegistry& registry) {
   register_reduce_ops(registry);
   register_cast_ops(registry);
   register_integer_ops(registry);
+  register_generator_ops(registry);
+  register_dropout_op(registry);
+  register_lrn_op(registry);
+  register_math_ops(registry);
+  register_squeeze_split_ops(registry);
+  register_expand_tile_ops(registry);
 }
 
 }  // namespace minfer

@@ -16,7 +16,7 @@ void add_builtin_op(OpRegistry& registry, OpSchema schema);
 
 void register_conv_ops(OpRegistry& registry);         // Conv
 void register_matmul_ops(OpRegistry& registry);       // Gemm, MatMul
-void register_elementwise_ops(OpRegistry& registry);  // Relu, Sigmoid, Clip, Add, Sub, Mul, Div
+void register_elementwise_ops(OpRegistry& registry);  // Relu, Sigmoid, Clip, Add, ..., Sum, Mean
 void register_pool_ops(OpRegistry& registry);         // MaxPool, AveragePool, GlobalAveragePool
 void register_norm_ops(OpRegistry& registry);         // BatchNormalization, Softmax
 void register_shape_ops(OpRegistry& registry);  // Flatten, Reshape, Transpose, Identity, Shape,
@@ -27,5 +27,11 @@ void register_compare_where_ops(OpRegistry& registry);  // Less, Greater, Equal,
 void register_reduce_ops(OpRegistry& registry);  // ReduceMax, ReduceMin, ReduceSum, ReduceMean
 void register_cast_ops(OpRegistry& registry);     // Cast, CastLike
 void register_integer_ops(OpRegistry& registry);  // {Conv,MatMul}Integer, DynamicQuantizeLinear
+void register_generator_ops(OpRegistry& registry);  // ConstantOfShape, Range
+void register_dropout_op(OpRegistry& registry);     // Dropout (inference)
+void register_lrn_op(OpRegistry& registry);         // LRN
+void register_math_ops(OpRegistry& registry);  // Sqrt, Tanh, Erf, HardSigmoid, HardSwish, Gelu, Pow
+void register_squeeze_split_ops(OpRegistry& registry);  // Squeeze, Split
+void register_expand_tile_ops(OpRegistry& registry);    // Expand, Tile
 
 }  // namespace minfer

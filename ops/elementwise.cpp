@@ -1,5 +1,5 @@
 // Elementwise ops: Relu, Sigmoid, Exp, Clip (unary), Add, Sub, Mul, Div (numpy broadcasting)
-// and the variadic Max, Min.
+// and the variadic Max, Min, Sum, Mean.
 #include <cmath>
 #include <limits>
 
@@ -197,12 +197,38 @@ std::vector<Tensor> variadic_reference(const Node& node, const std::vector<Tenso
   });
 }
 
-void add_variadic(OpRegistry& r, const char* name, const char* doc, ReferenceFn ref) {
+// ---- variadic: Sum, Mean (float only, as in ONNX) -------------------------------------------
+// DenseNet/Inception-style exports add branches with one Sum instead of a chain of Adds.
+
+void infer_variadic_float(InferContext& ctx) {
+  require_dtype(ctx, 0, {DType::f32});
+  infer_variadic(ctx);
+}
+
+template <bool kMean>
+std::vector<Tensor> sum_reference(const Node& node, const std::vector<Tensor>& in) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : in) shapes.push_back(t.shape());
+  Shape out = broadcast_shapes(node, shapes);
+  std::vector<std::vector<int64_t>> st;
+  for (const Tensor& t : in) st.push_back(broadcast_strides(t.shape(), out));
+  Tensor y(DType::f32, out);
+  float* yp = y.data<float>();
+  for_each_broadcast(out, st, [&](int64_t i, const std::vector<int64_t>& off) {
+    double acc = 0;  // rounded once, at the end
+    for (size_t k = 0; k < in.size(); ++k) acc += in[k].data<float>()[off[k]];
+    yp[i] = static_cast<float>(kMean ? acc / double(in.size()) : acc);
+  });
+  return {y};
+}
+
+void add_variadic(OpRegistry& r, const char* name, const char* doc, ReferenceFn ref,
+                  InferFn infer = infer_variadic) {
   OpSchema s;
   s.name = name;
   s.doc = doc;
   s.max_inputs = 1 << 20;
-  s.infer = infer_variadic;
+  s.infer = std::move(infer);
   s.reference = std::move(ref);
   add_builtin_op(r, std::move(s));
 }
@@ -255,6 +281,10 @@ void register_elementwise_ops(OpRegistry& r) {
                variadic_reference<true>);
   add_variadic(r, "Min", "elementwise min of 1 or more inputs with numpy broadcasting",
                variadic_reference<false>);
+  add_variadic(r, "Sum", "elementwise sum of 1 or more inputs with numpy broadcasting",
+               sum_reference<false>, infer_variadic_float);
+  add_variadic(r, "Mean", "elementwise mean of 1 or more inputs with numpy broadcasting",
+               sum_reference<true>, infer_variadic_float);
 }
 
 }  // namespace minfer

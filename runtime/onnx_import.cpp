@@ -39,9 +39,12 @@ class Importer {
       g_.add_constant(init.name(), detail::tensor_from_proto(init, base_dir_, what));
     }
     for (const auto& in : gp.input()) read_input(in);
-    for (const auto& n : gp.node())
+    for (const auto& n : gp.node()) {
       for (const auto& out : n.output())
         if (!out.empty()) produced_.insert(out);
+      for (const auto& in : n.input()) consumed_.insert(in);
+    }
+    for (const auto& out : gp.output()) consumed_.insert(out.name());
     // Constant nodes first, so that nodes listed before them (ONNX asks for, but does not
     // always get, topological order) still find their values.
     for (const auto& n : gp.node())
@@ -286,11 +289,24 @@ class Importer {
     return true;
   }
 
+  // Dropout's mask at inference before opset 12 (a float tensor before 10, bool after) is
+  // ambiguous: ONNX Runtime writes zeros (false), the ONNX reference ones (true), and they only
+  // agree from opset 12 (all true). A mask that something reads is refused; an unread one is
+  // dropped.
+  bool legacy_dropout_mask(const onnx::NodeProto& n, std::vector<std::string>& outputs) {
+    check(consumed_.count(outputs[1]) == 0, ErrorCode::Unsupported,
+          describe(n) + ": the mask output of Dropout before opset 12 ('" + outputs[1] +
+              "') is read, but its value at inference is ambiguous (ONNX Runtime gives zeros, "
+              "the ONNX reference ones); re-export the model at opset 12 or later");
+    outputs.resize(1);
+    return false;
+  }
+
   // Rewrites attribute forms of opsets before the ones minfer's schemas implement. Returns true
   // when it emitted the node(s) itself.
   bool normalize_legacy(const onnx::NodeProto& n, const std::string& name,
                         std::vector<Value*>& inputs, Attributes& attrs,
-                        const std::vector<std::string>& outputs) {
+                        std::vector<std::string>& outputs) {
     if (!normalize_domain(n.domain()).empty()) return false;
     const std::string& op = n.op_type();
     std::string node = describe(n);
@@ -304,6 +320,8 @@ class Importer {
       attrs.erase("spatial");
     }
     if (op == "Dropout" && opset_ < 7) attrs.erase("is_test");
+    if (op == "Dropout" && opset_ < 12 && outputs.size() > 1 && !outputs[1].empty())
+      return legacy_dropout_mask(n, outputs);
     if (opset_ < 7 && attrs.has("broadcast")) {
       // Old explicit broadcasting: without `axis` it is suffix matching, which numpy-style
       // broadcasting covers; with `axis` it means something numpy does not.
@@ -362,6 +380,7 @@ class Importer {
   Graph g_;
   int64_t opset_ = 0;
   std::set<std::string> produced_;  // every name some node writes
+  std::set<std::string> consumed_;  // every name some node or the graph's outputs read
 };
 
 }  // namespace

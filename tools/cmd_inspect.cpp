@@ -41,6 +41,52 @@ void write_dot(const Graph& g, const std::string& path, const char* option) {
   check(bool(f), ErrorCode::InvalidArgument, std::string(option) + ": error writing '" + path + "'");
 }
 
+// A model with ops minfer does not have cannot be optimized or planned: show what it is made
+// of and every unsupported op with the nodes that use it, instead of stopping at the first.
+int report_unsupported(const LoadedModel& model, const std::vector<const Node*>& bad,
+                       bool json) {
+  std::map<std::string, std::vector<std::string>> nodes_of;  // "domain:op" -> node names
+  for (const Node* n : bad)
+    nodes_of[(n->domain.empty() ? "" : n->domain + ":") + n->op_type].push_back(n->name);
+  std::map<std::string, int> histogram;
+  for (const Node* n : model.graph.nodes())
+    ++histogram[(n->domain.empty() ? "" : n->domain + ":") + n->op_type];
+  if (json) {
+    Json j = Json::object();
+    j.set("model", model.spec);
+    j.set("node_count", model.graph.node_count());
+    j.set("runnable", false);
+    Json ops = Json::array();
+    for (const auto& [op, names] : nodes_of) {
+      Json list = Json::array();
+      for (const auto& name : names) list.push(name);
+      ops.push(Json::object().set("op", op).set("nodes", list));
+    }
+    j.set("unsupported_ops", ops);
+    Json hist = Json::object();
+    for (const auto& [op, count] : histogram) hist.set(op, count);
+    j.set("op_histogram", hist);
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("%s: %s\n", model.spec.c_str(), model.info.description.c_str());
+  std::printf("%zu nodes; the model cannot run: %zu of them use %zu ops minfer does not support\n",
+              model.graph.node_count(), bad.size(), nodes_of.size());
+  std::printf("\nunsupported ops\n");
+  Table t({"op", "nodes", "node names"}, "lrl");
+  for (const auto& [op, names] : nodes_of) {
+    std::string list;
+    for (const auto& name : names) list += (list.empty() ? "" : ", ") + name;
+    t.add({op, std::to_string(names.size()), list});
+  }
+  std::fputs(t.str("  ").c_str(), stdout);
+  std::printf("\nop histogram (as loaded)\n");
+  Table h({"op", "count"}, "lr");
+  for (const auto& [op, count] : histogram) h.add({op, std::to_string(count)});
+  std::fputs(h.str("  ").c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int cmd_inspect(const Argv& argv) {
@@ -52,6 +98,8 @@ int cmd_inspect(const Argv& argv) {
   }
   const SessionOptions options = session_options(args);
   LoadedModel model = load_model(args);
+  if (const auto bad = unsupported_nodes(model.graph); !bad.empty())
+    return report_unsupported(model, bad, args.has("--json"));
   // Optimize here (the session's own run of the pipeline then changes nothing) to keep each
   // pass's report and the graph as loaded.
   model.graph.infer_shapes();

@@ -1,5 +1,5 @@
 // Data-movement kernels for any element type: Transpose, Concat, and the reshape-like ops
-// (Flatten, Reshape, Identity, Unsqueeze) whose output is the input's bytes.
+// (Flatten, Reshape, Identity, Unsqueeze, Squeeze, Dropout) whose output is the input's bytes.
 #include <algorithm>
 #include <cstring>
 
@@ -26,6 +26,14 @@ bool supports_copy(const PrepareContext& ctx) {
          ctx.outputs[0].present && ctx.inputs[0].dtype == ctx.outputs[0].dtype &&
          ctx.inputs[0].shape.is_static() && ctx.outputs[0].shape.is_static() &&
          ctx.inputs[0].shape.numel() == ctx.outputs[0].shape.numel();
+}
+
+// Dropout is a copy without a mask output and without run-time ratio or training_mode inputs
+// (the reference kernel checks those values when they arrive).
+bool supports_dropout_copy(const PrepareContext& ctx) {
+  for (size_t i = 1; i < ctx.inputs.size(); ++i)
+    if (ctx.inputs[i].present && !ctx.inputs[i].constant) return false;
+  return supports_copy(ctx);
 }
 
 // ---- Transpose ---------------------------------------------------------------------------
@@ -230,8 +238,9 @@ KernelDef def(const char* op, const char* name, std::function<bool(const Prepare
 void register_layout_kernels(OpRegistry& r) {
   r.register_kernel(def<TransposeKernel>("Transpose", "cpu-transpose", supports_static));
   r.register_kernel(def<ConcatKernel>("Concat", "cpu-concat", supports_concat));
-  for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze"})
+  for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze", "Squeeze"})
     r.register_kernel(def<CopyKernel>(op, "cpu-copy", supports_copy));
+  r.register_kernel(def<CopyKernel>("Dropout", "cpu-copy", supports_dropout_copy));
 }
 
 }  // namespace minfer::cpu

@@ -27,7 +27,7 @@ bool is_no_op(const Node& n) {
   const Value* in = n.inputs[0];
   const Value* out = n.outputs[0];
   if (!in->shape_known || !out->shape_known || in->dtype != out->dtype) return false;
-  if (n.domain.empty() && (n.op_type == "Identity" || n.op_type == "Dropout")) return true;
+  if (n.domain.empty() && n.op_type == "Identity") return true;  // Dropout: dropout_elimination
   if (!in->shape.is_static() || in->shape != out->shape) return false;
   if (n.domain.empty() && (n.op_type == "Reshape" || n.op_type == "Flatten" ||
                            n.op_type == "Squeeze" || n.op_type == "Unsqueeze"))

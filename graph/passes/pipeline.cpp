@@ -17,6 +17,7 @@ const PassManager& default_pipeline() {
   static const PassManager pm({
       {"int8-qdq-folding", 2, passes::fold_qdq},  // before constant folding eats weight DQs
       {"constant-folding", 1, passes::fold_constants},
+      {"dropout-elimination", 1, passes::eliminate_dropout},
       {"identity-elimination", 1, passes::eliminate_identities},
       {"dead-code-elimination", 1, passes::eliminate_dead_code},
       {"shape-inference", 1, passes::infer_shapes},

@@ -130,6 +130,12 @@ class Graph {
   int next_id_ = 0;
 };
 
+// The nodes whose op (domain and name) has no schema in OpRegistry::global(), in graph order.
+std::vector<const Node*> unsupported_nodes(const Graph& g);
+// Throws one Unsupported error that lists every op of `g` without a schema and the nodes that
+// use it (rather than stopping at the first); does nothing when every op is known.
+void check_ops_known(const Graph& g);
+
 // Checks SSA form, that every input is defined, no cycles, known ops, arity, and that stored
 // dtypes/shapes agree with inference. Throws InvalidModel naming the first offending node.
 void verify(const Graph& g);

@@ -31,6 +31,17 @@ inline std::filesystem::path generated_opset_cases() {
   return dir;
 }
 
+// The cases of tests/python/make_zoo_cases.py (model-zoo CNN patterns), written on first use.
+inline std::filesystem::path generated_zoo_cases() {
+  static std::filesystem::path dir;
+  if (dir.empty()) {
+    std::filesystem::path d = temp_dir("zoo_cases_" + std::to_string(getpid()));
+    REQUIRE(run_python("make_zoo_cases.py", std::string("'") + d.string() + "' >/dev/null") == 0);
+    dir = d;
+  }
+  return dir;
+}
+
 // Runs `minfer ARGS` with stdout and stderr together in `out`.
 inline CliResult cli_merged(const std::string& args) { return cli(args, /*merge_stderr=*/true); }
 

@@ -392,10 +392,11 @@ def cases():
     return c
 
 
-def main(out):
+def write_cases(all_cases, out):
+    """Writes each case's model and data sets with the oracle's outputs (shared with
+    make_zoo_cases.py)."""
     os.makedirs(out, exist_ok=True)
     oracles = {}
-    all_cases = cases()
     for case in all_cases:
         model = case.model()
         folder = os.path.join(out, case.name)
@@ -415,6 +416,10 @@ def main(out):
     print(f"{len(all_cases)} cases written to {out} (expected outputs of the data sets: " +
           ", ".join(f"{n} {k}" for k, n in sorted(oracles.items())) + ")")
     return 0
+
+
+def main(out):
+    return write_cases(cases(), out)
 
 
 if __name__ == "__main__":

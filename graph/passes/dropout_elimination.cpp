@@ -1,0 +1,44 @@
+// Removes Dropout nodes that run in inference mode and whose mask nobody reads: at inference
+// Dropout is the identity, so its consumers can read its input directly.
+#include "graph/passes/passes.h"
+
+namespace minfer::passes {
+
+namespace {
+
+// Inference mode: training_mode absent or a constant false (a run-time training_mode input
+// could be true, and is then refused by the kernel, so such a node stays).
+bool inference_mode(const Node& n) {
+  const Value* t = n.input(2);
+  return !t || (t->is_constant() && t->constant->numel() == 1 &&
+                t->constant->dtype() == DType::boolean && !t->constant->data<bool>()[0]);
+}
+
+bool mask_unused(const Node& n) {
+  return n.outputs.size() < 2 || (n.outputs[1]->uses.empty() && !n.outputs[1]->is_graph_output);
+}
+
+}  // namespace
+
+bool eliminate_dropout(Graph& g, PassLog& log) {
+  bool changed = false;
+  for (Node* n : g.topo_order()) {
+    if (!n->domain.empty() || n->op_type != "Dropout" || !n->input(0)) continue;
+    if (!inference_mode(*n) || !mask_unused(*n)) continue;
+    Value* in = n->inputs[0];
+    Value* out = n->outputs[0];
+    // A graph output keeps its name: skip when the input cannot take it over.
+    if (out->is_graph_output && (in->is_graph_input || in->is_graph_output || in->is_constant()))
+      continue;
+    const std::string name = out->name;
+    g.replace_all_uses(out, in);
+    log.note("removed inference-mode " + n->describe());
+    g.remove_node(n);
+    g.remove_unused_values();
+    if (in->is_graph_output) g.rename_value(in, name);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace minfer::passes
