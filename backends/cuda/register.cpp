@@ -13,6 +13,7 @@ void register_cuda_kernels(OpRegistry& registry) {
   cuda::register_layout_kernels(registry);
   cuda::register_int8_conv_kernels(registry);
   cuda::register_int8_kernels(registry);
+  cuda::register_half_kernels(registry);
 }
 
 }  // namespace minfer
