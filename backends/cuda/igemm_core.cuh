@@ -291,6 +291,7 @@ struct Tile {
   }
 };
 
+using TileT = Tile<256, 64, 4, 2>;    // 8 warps of 64 x 32: 64 channels or fewer
 using TileL = Tile<128, 128, 2, 4>;   // 8 warps of 64 x 32
 using TileLN = Tile<128, 64, 2, 2>;   // 4 warps of 64 x 32
 using TileS = Tile<64, 64, 2, 2>;     // 4 warps of 32 x 32
@@ -300,6 +301,7 @@ using TileXS = Tile<32, 64, 1, 2>;    // 2 warps of 32 x 32
 template <typename F>
 void with_tile(IgemmTile tile, F&& f) {
   switch (tile) {
+    case IgemmTile::L256x64: f(TileT{}); break;
     case IgemmTile::L128x128: f(TileL{}); break;
     case IgemmTile::L128x64: f(TileLN{}); break;
     case IgemmTile::S64x64: f(TileS{}); break;

@@ -227,12 +227,13 @@ Window2d igemm_window(const Window2d& win, int c_bytes) {
 IgemmPlan igemm_plan(const IgemmConv& cv, int sm_count) {
   // The largest tile that still gives every multiprocessor a block: large tiles reuse each
   // loaded byte more, small ones keep a small problem (batch 1) from idling the chip. A
-  // 128-channel tile is skipped for 64 channels or fewer, where half of it would be padding.
-  for (IgemmTile tile :
-       {IgemmTile::L128x128, IgemmTile::L128x64, IgemmTile::S64x64, IgemmTile::XS32x64}) {
+  // 128-channel tile is skipped for 64 channels or fewer, where half of it would be padding;
+  // those take 256 rows instead, and only they (256 x 64 reuses less than 128 x 128).
+  for (IgemmTile tile : {IgemmTile::L256x64, IgemmTile::L128x128, IgemmTile::L128x64,
+                         IgemmTile::S64x64, IgemmTile::XS32x64}) {
     int blocks = 0, channels = 0;
     with_tile(tile, [&](auto t) { blocks = t.blocks(cv), channels = t.kChannels; });
-    if (channels == 128 && cv.m <= 64) continue;
+    if ((channels == 128 && cv.m <= 64) || (tile == IgemmTile::L256x64 && cv.m > 64)) continue;
     if (blocks >= sm_count) return {tile, 1};
   }
   // Still too few blocks: split K over more blocks, at least two k tiles each, and sum their
@@ -248,6 +249,7 @@ size_t igemm_workspace_bytes(const IgemmConv& cv, const IgemmPlan& plan) {
 
 const char* igemm_tile_name(IgemmTile tile) {
   switch (tile) {
+    case IgemmTile::L256x64: return "256x64";
     case IgemmTile::L128x128: return "128x128";
     case IgemmTile::L128x64: return "128x64";
     case IgemmTile::S64x64: return "64x64";

@@ -105,7 +105,7 @@ bool igemm_accepts(int c, int k);
 // window row fills whole 16-byte chunks (whole-pixel copies); the added taps get zero weights.
 Window2d igemm_window(const Window2d& win, int c_bytes);
 // The output tile of one thread block (rows x channels), and how many blocks split K.
-enum class IgemmTile { L128x128, L128x64, S64x64, XS32x64 };
+enum class IgemmTile { L256x64, L128x128, L128x64, S64x64, XS32x64 };
 struct IgemmPlan {
   IgemmTile tile = IgemmTile::L128x128;
   int splits = 1;
@@ -154,6 +154,20 @@ void hmax_pool_nhwc(const void* x, void* y, int n, int c, const Window2d& win,
                     cudaStream_t stream);
 // y[i][c] = mean over hw of fp16 x[i][hw][c], in float.
 void hglobal_avg_pool(const void* x, float* y, int n, int hw, int c, cudaStream_t stream);
+
+// ---- space_to_depth.cu: SpaceToDepthNhwc --------------------------------------------------
+
+// x [n][c][h][w] -> y [n][h / block][w / block][channels] (ops/space_to_depth_nhwc.h);
+// elements of elem_size bytes (1, 2 or 4), float to fp16 when `half`, float to int8 as
+// QuantizeLinear when `quantize`. `pad` points to one output element on the host.
+struct SpaceToDepth {
+  int n = 1, c = 1, h = 1, w = 1, block = 2, channels = 4, elem_size = 1;
+  bool half = false, quantize = false;
+  float scale = 1.f;
+  int32_t zero_point = 0;
+};
+void space_to_depth_nhwc(const void* x, void* y, const SpaceToDepth& s, const void* pad,
+                         cudaStream_t stream);
 
 // ---- int8_ops.cu: QuantizeLinear, DequantizeLinear, QAdd, pooling ------------------------
 

@@ -14,6 +14,7 @@ void register_cuda_kernels(OpRegistry& registry) {
   cuda::register_int8_conv_kernels(registry);
   cuda::register_int8_kernels(registry);
   cuda::register_half_kernels(registry);
+  cuda::register_space_to_depth_kernel(registry);
 }
 
 }  // namespace minfer

@@ -29,6 +29,8 @@ const PassManager& default_pipeline() {
       // After the fusions, so that whole FusedConvs (bias, residual, activation) go to fp16.
       {"fp16-lowering", 0, passes::lower_to_fp16,
        [](const SessionOptions& o) { return o.precision == Precision::fp16; }},
+      {"stem-space-to-depth", 2, passes::space_to_depth_stems,
+       [](const SessionOptions& o) { return !o.device.is_cpu(); }},
       {"stem-channel-padding", 2, passes::pad_stem_channels,
        [](const SessionOptions& o) { return !o.device.is_cpu(); }},
       {"dead-code-elimination-final", 2, passes::eliminate_dead_code, {}},

@@ -22,6 +22,13 @@ Attributes conv_attrs(std::vector<int64_t> kernel, std::vector<int64_t> strides,
   return a;
 }
 
+Tensor random_i8_tensor(const Shape& shape, std::mt19937& rng) {
+  Tensor t(DType::i8, shape);
+  std::uniform_int_distribution<int> d(-128, 127);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<int8_t>()[i] = static_cast<int8_t>(d(rng));
+  return t;
+}
+
 // An fp16 NHWC tensor of the NCHW shape `nchw`, values uniform in [lo, hi].
 Tensor random_half_nhwc(const Shape& nchw, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {
   return fp16::to_half_nhwc(random_tensor(nchw, rng, lo, hi));
@@ -59,6 +66,7 @@ TEST_CASE("CUDA HConv on the implicit GEMM matches the fp16 reference", "[cuda][
       {{3, 8, 10, 6}, {24, 8, 3, 3}, conv_attrs({3, 3}, {2, 1}, {1, 0, 2, 1}), "C=8, asym pads"},
       {{2, 4, 31, 29}, {64, 4, 7, 7}, conv_attrs({7, 7}, {2, 2}, {3, 3, 3, 3}), "stem, 4 channels"},
       {{2, 2, 9, 9}, {8, 2, 3, 3}, conv_attrs({3, 3}, {1, 1}, {1, 1, 1, 1}), "2-channel pixels"},
+      {{16, 32, 48, 48}, {64, 32, 3, 3}, conv_attrs({3, 3}, {1, 1}, {1, 1, 1, 1}), "256x64 tile"},
   };
   for (const Case& cs : cases) {
     INFO(cs.what << ": x " << cs.x.to_string() << " w " << cs.w.to_string());
@@ -80,6 +88,41 @@ TEST_CASE("CUDA HConv on the implicit GEMM matches the fp16 reference", "[cuda][
     c.attrs.set("activation_max", 0.5f);
     CHECK(fp16_difference(c, *dc, "cuda-fp16-igemm") <= 2e-3);
   }
+}
+
+TEST_CASE("CUDA SpaceToDepthNhwc equals the reference", "[cuda][fp16][int8]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the CUDA SpaceToDepthNhwc test");
+    return;
+  }
+  auto dc = cuda::create_context(0);
+  std::mt19937 rng(18);
+  Attributes a;
+  a.set("blocksize", int64_t{2});
+  a.set("channels", int64_t{16});
+  Tensor pad(DType::i8, Shape{});
+  *pad.data<int8_t>() = -7;
+  const Tensor x8 = random_i8_tensor(Shape{2, 3, 14, 10}, rng);
+  require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {x8, pad}, {1}}, *dc),
+                run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {x8, pad}, {1}}));
+  // QuantizeLinear folded in: float in, int8 out.
+  Tensor scale(DType::f32, Shape{}), zp(DType::i8, Shape{});
+  *scale.data<float>() = 0.02f;
+  *zp.data<int8_t>() = 3;
+  const Tensor xf = random_tensor(Shape{2, 3, 14, 10}, rng, -3.f, 3.f);
+  require_equal(
+      run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {xf, zp, scale, zp}, {1, 2, 3}}, *dc),
+      run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {xf, zp, scale, zp}, {1, 2, 3}}));
+  a.set("channels", int64_t{20});  // not the 16-channel vector path
+  require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {x8, pad}, {1}}, *dc),
+                run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {x8, pad}, {1}}));
+  a.set("channels", int64_t{16});
+  const Tensor x32 = random_tensor(Shape{1, 4, 6, 8}, rng);
+  require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}, *dc),
+                run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}));
+  a.set("half", int64_t{1});
+  require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}, *dc),
+                run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}));
 }
 
 TEST_CASE("CUDA fp16 pools and layout changes match the reference", "[cuda][fp16]") {
