@@ -64,12 +64,72 @@ struct HalfEpi {
                                              uint32_t b1) {
     mma_f16(c, a, b0, b1);
   }
+  // The staged epilogue's fp32 tile, [BM][BN + 4]: a little more than a 128x128 pipeline.
+  static constexpr int kPad = 4;
+  static constexpr int epilogue_smem(int bm, int bn) { return bm * (bn + kPad) * 4; }
+
+  // For C_out a multiple of 8: the accumulators go to a shared fp32 tile, then each thread
+  // finishes eight channels of a row at once (bias, residual and activation in fp32, one
+  // rounding), with 16-byte residual loads and output stores.
+  template <int BM, int BN, int WM, int WN, int MT, int NT>
+  __device__ __forceinline__ void staged(float (&acc)[MT][NT][4], char* smem,
+                                         const IgemmConv& cv, Frag f) const {
+    constexpr int TM = BM / WM, TN = BN / WN, kLd = BN + kPad, kThreads = WM * WN * 32;
+    float* tile = reinterpret_cast<float*>(smem);
+    __syncthreads();  // every warp is done reading the pipeline's tiles
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = f.warp_m * TM + i * 16 + f.g + half * 8;
+          const int col = f.warp_n * TN + j * 8 + f.t * 2;
+          *reinterpret_cast<float2*>(tile + row * kLd + col) =
+              make_float2(acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
+        }
+    __syncthreads();
+    constexpr int kVectors = BN / 8;
+    for (int v = threadIdx.x; v < BM * kVectors; v += kThreads) {
+      const int row = v / kVectors, col = (v % kVectors) * 8;
+      const int p = f.m0 + row, m = f.n0 + col;
+      if (p >= cv.rows || m >= cv.m) continue;  // m + 8 <= cv.m: both are multiples of 8
+      float r[8];
+      const float4 lo = *reinterpret_cast<const float4*>(tile + row * kLd + col);
+      const float4 hi = *reinterpret_cast<const float4*>(tile + row * kLd + col + 4);
+      r[0] = lo.x, r[1] = lo.y, r[2] = lo.z, r[3] = lo.w;
+      r[4] = hi.x, r[5] = hi.y, r[6] = hi.z, r[7] = hi.w;
+      if (st.bias)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) r[e] += __ldg(st.bias + m + e);
+      const int64_t at = static_cast<int64_t>(p) * cv.m + m;
+      if (st.residual) {
+        const uint4 zv = *reinterpret_cast<const uint4*>(z + at);
+        const __half2* zh = reinterpret_cast<const __half2*>(&zv);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 zz = __half22float2(zh[e]);
+          r[2 * e] += zz.x, r[2 * e + 1] += zz.y;
+        }
+      }
+      uint4 out;
+      __half2* oh = reinterpret_cast<__half2*>(&out);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        oh[e] = __floats2half2_rn(activate(st.act, r[2 * e]), activate(st.act, r[2 * e + 1]));
+      *reinterpret_cast<uint4*>(y + at) = out;
+    }
+  }
 
   // c0, c1 at (row g, cols 2t, 2t + 1), c2, c3 at row g + 8.
   template <int BM, int BN, int WM, int WN, int MT, int NT>
-  __device__ __forceinline__ void finish(float (&acc)[MT][NT][4], char*, const IgemmConv& cv,
-                                         Frag f) const {
+  __device__ __forceinline__ void finish(float (&acc)[MT][NT][4], char* smem,
+                                         const IgemmConv& cv, Frag f) const {
     constexpr int TM = BM / WM, TN = BN / WN;
+    if (!split_acc && cv.m % 8 == 0) {
+      staged<BM, BN, WM, WN>(acc, smem, cv, f);
+      return;
+    }
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
       const int m = f.n0 + f.warp_n * TN + j * 8 + f.t * 2;

@@ -8,7 +8,9 @@
 //   struct Epi {
 //     using Acc = int32_t or float;                          // accumulator element
 //     static void mma(Acc (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
-//     void operator()(Acc (&acc)[MT][NT][4], char* smem, const IgemmConv& cv, Frag f) const;
+//     template <BM, BN, WM, WN, MT, NT>
+//     void finish(Acc (&acc)[MT][NT][4], char* smem, const IgemmConv& cv, Frag f) const;
+//     static constexpr int epilogue_smem(int bm, int bn);  // bytes finish() may use
 //   };
 //
 // acc[p, m] = sum over k of A[p, k] * W[m, k], where A[p, k] is the NHWC input at output
@@ -267,14 +269,20 @@ struct Tile {
   static auto kernel_for() {
     return kernel<BM, BN, WM, WN, kLoad, Epi>;
   }
+  // Shared memory of a launch: the pipeline (and the gather table after it), or what the
+  // epilogue reuses it for, whichever is larger.
+  template <typename Epi>
+  static int smem_bytes(int gather_bytes) {
+    return std::max(kSmem + gather_bytes, Epi::epilogue_smem(BM, BN));
+  }
   template <typename Epi>
   static void allow_smem() {
     for (auto k : {kernel_for<kVec16, Epi>(), kernel_for<kPixel, Epi>()})
-      MINFER_CUDA_CHECK(
-          cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-    MINFER_CUDA_CHECK(cudaFuncSetAttribute(kernel_for<kGather, Epi>(),
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           kSmem + kMaxGatherK * int(sizeof(int2))));
+      MINFER_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             smem_bytes<Epi>(0)));
+    MINFER_CUDA_CHECK(cudaFuncSetAttribute(
+        kernel_for<kGather, Epi>(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+        smem_bytes<Epi>(kMaxGatherK * int(sizeof(int2)))));
   }
   template <typename Epi>
   static void launch(const void* x, const void* w, const IgemmConv& cv, const Epi& epi,
@@ -284,7 +292,7 @@ struct Tile {
     auto k = load == kVec16   ? kernel_for<kVec16, Epi>()
              : load == kPixel ? kernel_for<kPixel, Epi>()
                               : kernel_for<kGather, Epi>();
-    const int smem = kSmem + (load == kGather ? cv.ld * int(sizeof(int2)) : 0);
+    const int smem = smem_bytes<Epi>(load == kGather ? cv.ld * int(sizeof(int2)) : 0);
     k<<<grid, WM * WN * 32, smem, stream>>>(static_cast<const char*>(x),
                                             static_cast<const char*>(w), cv, epi);
     MINFER_CUDA_CHECK(cudaGetLastError());

@@ -129,6 +129,8 @@ struct Int8Epi {
                                              uint32_t b0, uint32_t b1) {
     mma_s8(c, a, b0, b1);
   }
+  // The staged epilogue's int8 tile, [BM][BN + 16], fits in the pipeline's memory.
+  static constexpr int epilogue_smem(int bm, int bn) { return bm * (bn + 16); }
 
   // c0, c1 at (row g, cols 2t, 2t + 1), c2, c3 at row g + 8.
   template <int BM, int BN, int WM, int WN, int MT, int NT>
