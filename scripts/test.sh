@@ -12,3 +12,12 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMINFER_BUILD_TESTS=ON "${lau
 cmake --build "$build" -j"$(nproc)"
 # --no-tests=error: a build without tests is a failure, not "No tests were found" and exit 0.
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)" --timeout 1500
+# The Python package (pip install . into the virtualenv install-deps.sh made) and its tests,
+# the Ray Serve example's included.
+venv=${MINFER_VENV:-$PWD/.venv}
+py_launcher=()
+command -v ccache >/dev/null &&
+  py_launcher=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$venv/bin/python" -m pip install -q \
+  --disable-pip-version-check --no-build-isolation "${py_launcher[@]}" .
+MINFER_REQUIRE_SERVE=1 "$venv/bin/python" -m pytest -q python/tests
