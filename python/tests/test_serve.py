@@ -15,7 +15,8 @@ if os.environ.get("MINFER_REQUIRE_SERVE") != "1":  # scripts/test.sh requires it
 import ray  # noqa: E402
 from ray import serve  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "serve"))
+SERVE_DIR = str(Path(__file__).resolve().parents[2] / "examples" / "serve")
+sys.path.insert(0, SERVE_DIR)
 import load  # noqa: E402
 import minfer_serve  # noqa: E402
 
@@ -31,6 +32,9 @@ def free_port():
 @pytest.fixture(scope="module")
 def server():
     port = free_port()
+    # Ray's workers import the deployment's module by name: they need its folder on their path.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in [SERVE_DIR, os.environ.get("PYTHONPATH", "")] if p)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              configure_logging=False)
     try:
