@@ -24,8 +24,9 @@ import minfer
 class MinferModel:
     """One replica: one Session (on one GPU when device is 'cuda')."""
 
-    def __init__(self, model, device="cpu", threads=0, max_batch_size=8, batch_wait_s=0.005):
-        self.session = minfer.Session(model, device=device, threads=threads)
+    def __init__(self, model, device="cpu", precision="fp32", threads=0, max_batch_size=8,
+                 batch_wait_s=0.005):
+        self.session = minfer.Session(model, device=device, precision=precision, threads=threads)
         self.input = self.session.input_names[0]
         self.output = self.session.output_names[0]
         dtype, shape = self.session.inputs[self.input]
@@ -54,19 +55,21 @@ class MinferModel:
         return {"logits": logits.tolist(), "class": int(np.argmax(logits)), "batch": batch}
 
 
-def build_app(model, device="cpu", replicas=1, threads=0, max_batch_size=8, batch_wait_s=0.005):
+def build_app(model, device="cpu", replicas=1, threads=0, max_batch_size=8, batch_wait_s=0.005,
+              precision="fp32"):
     """The Serve application: `replicas` copies of MinferModel; with device 'cuda', each
     replica asks Ray for one GPU, so Ray places one replica per GPU across the cluster."""
     options = {"num_gpus": 1} if device.startswith("cuda") else {"num_cpus": max(threads, 1)}
     return MinferModel.options(num_replicas=replicas, ray_actor_options=options).bind(
-        model, device=device, threads=threads, max_batch_size=max_batch_size,
-        batch_wait_s=batch_wait_s)
+        model, device=device, precision=precision, threads=threads,
+        max_batch_size=max_batch_size, batch_wait_s=batch_wait_s)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("model", help="a built-in model name or an ONNX file")
     p.add_argument("--device", default="cpu", help="cpu or cuda (one GPU per replica)")
+    p.add_argument("--precision", default="fp32", help="int8 for a model from minfer.quantize")
     p.add_argument("--replicas", type=int, default=1)
     p.add_argument("--threads", type=int, default=0, help="per replica; 0 = all cores")
     p.add_argument("--max-batch-size", type=int, default=8)
@@ -75,7 +78,8 @@ def main():
     args = p.parse_args()
     serve.start(http_options={"host": "0.0.0.0", "port": args.port})
     serve.run(build_app(args.model, args.device, args.replicas, args.threads,
-                        args.max_batch_size, args.batch_wait_ms / 1000), route_prefix="/")
+                        args.max_batch_size, args.batch_wait_ms / 1000, args.precision),
+              route_prefix="/")
     print(f"serving {args.model} on port {args.port}; Ctrl-C stops")
     while True:
         time.sleep(3600)

@@ -47,9 +47,11 @@ Tensor tensor_view(const InArray& a, const std::string& name) {
   const DType dtype = dtype_from(a.dtype(), name);
   std::vector<int64_t> dims(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) dims[i] = static_cast<int64_t>(a.shape(i));
-  // Strides are in elements; a dimension of extent 1 may have any stride.
+  // Strides are in elements; a dimension of extent 1 may have any stride, and an empty array
+  // any strides at all.
   int64_t expected = 1;
-  for (size_t i = a.ndim(); i-- > 0;) {
+  const bool empty = a.size() == 0;
+  for (size_t i = a.ndim(); !empty && i-- > 0;) {
     if (dims[i] != 1 && a.stride(i) != expected)
       throw Error(ErrorCode::InvalidArgument,
                   "input '" + name + "' is not C-contiguous (a transposed or sliced view); pass "
