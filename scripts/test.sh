@@ -15,9 +15,12 @@ ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)" --ti
 # The Python package (pip install . into the virtualenv install-deps.sh made) and its tests,
 # the Ray Serve example's included.
 venv=${MINFER_VENV:-$PWD/.venv}
-py_launcher=()
+# The compiler and CUDA choice of the build above, so that ccache serves the library's objects.
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+py_opts=(--config-settings=cmake.define.CMAKE_CXX_COMPILER="$(cached CMAKE_CXX_COMPILER)"
+         --config-settings=cmake.define.MINFER_WITH_CUDA="$(cached MINFER_WITH_CUDA)")
 command -v ccache >/dev/null &&
-  py_launcher=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  py_opts+=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$venv/bin/python" -m pip install -q \
-  --disable-pip-version-check --no-build-isolation "${py_launcher[@]}" .
+  --disable-pip-version-check --no-build-isolation "${py_opts[@]}" .
 MINFER_REQUIRE_SERVE=1 "$venv/bin/python" -m pytest -q python/tests

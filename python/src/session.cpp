@@ -11,6 +11,10 @@
 #include "minfer/profile.h"
 #include "python/src/module.h"
 
+#ifdef MINFER_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 namespace minfer::py {
 
 namespace {
@@ -48,6 +52,7 @@ class PySession {
     NamedTensors outputs;
     {
       nb::gil_scoped_release unlocked;  // `inputs` keeps the arrays alive meanwhile
+      wait_for_producers(tensors);
       outputs = s->run(tensors);
     }
     nb::dict result;
@@ -118,6 +123,27 @@ class PySession {
     return tensors;
   }
 
+  // DLPack import here passes no stream, so a GPU array's producer (PyTorch on its own stream,
+  // say) may still be writing it; minfer's stream does not wait on other streams. Waiting for
+  // the device is the simple correct order. (Written for CUDA builds; untested on a GPU.)
+  static void wait_for_producers(const NamedTensors& tensors) {
+#ifdef MINFER_WITH_CUDA
+    for (const auto& [name, t] : tensors)
+      if (!t.device().is_cpu()) {
+        int current = 0;
+        cudaError_t status = cudaGetDevice(&current);
+        if (status == cudaSuccess) status = cudaSetDevice(t.device().index);
+        if (status == cudaSuccess) status = cudaDeviceSynchronize();
+        cudaSetDevice(current);
+        check(status == cudaSuccess, ErrorCode::Device,
+              "run: waiting for the GPU that holds input '" + name + "' failed: " +
+                  cudaGetErrorString(status));
+      }
+#else
+    (void)tensors;
+#endif
+  }
+
   static nb::dict profile_dict(const RunProfile& p, const MachinePeak& peak) {
     const double total = p.steps_ms();
     nb::list steps;
@@ -180,8 +206,9 @@ void register_session(nb::module_& m) {
       .def("run", &PySession::run, nb::arg("inputs"),
            "Runs the model on {input name: array} and returns {output name: numpy.ndarray}.\n"
            "Arrays may be NumPy arrays or any DLPack object (a CUDA tensor on a CUDA session is\n"
-           "read on the device). They must have the model's dtype and shape and be\n"
-           "C-contiguous; they are read in place, never copied. Raises minfer.Error.")
+           "read on the device, once the GPU has finished its pending work). They must have the\n"
+           "model's dtype and shape and be C-contiguous; they are read in place, never copied.\n"
+           "Raises minfer.Error.")
       .def("profile", &PySession::profile, nb::arg("inputs"), nb::kw_only(),
            nb::arg("runs") = 10, nb::arg("warmup") = 2,
            "Times each plan step over `runs` runs (step by step, no CUDA graph) and returns a\n"
