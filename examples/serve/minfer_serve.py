@@ -60,7 +60,9 @@ def build_app(model, device="cpu", replicas=1, threads=0, max_batch_size=8, batc
     """The Serve application: `replicas` copies of MinferModel; with device 'cuda', each
     replica asks Ray for one GPU, so Ray places one replica per GPU across the cluster."""
     options = {"num_gpus": 1} if device.startswith("cuda") else {"num_cpus": max(threads, 1)}
-    return MinferModel.options(num_replicas=replicas, ray_actor_options=options).bind(
+    # Room for a full batch running and the next one filling (Serve's default is 5).
+    return MinferModel.options(num_replicas=replicas, ray_actor_options=options,
+                               max_ongoing_requests=2 * max_batch_size).bind(
         model, device=device, precision=precision, threads=threads,
         max_batch_size=max_batch_size, batch_wait_s=batch_wait_s)
 
