@@ -20,12 +20,35 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // Element-wise ops and activations: about one operation per output element.
 bool is_elementwise(const std::string& op) {
-  static const char* ops[] = {"Add",   "Sub",  "Mul",     "Div",      "Relu",      "Clip",
-                              "Sigmoid", "Tanh", "Exp",   "Log",      "Sqrt",      "Pow",
-                              "Erf",   "Gelu", "HardSigmoid", "HardSwish", "LeakyRelu", "Neg",
-                              "Abs",   "Max",  "Min",     "Sum",      "Mean",      "QAdd",
-                              "BatchNormalization", "QuantizeLinear", "DequantizeLinear",
-                              "Softmax", "LRN"};
+  static const char* ops[] = {"Add",
+                              "Sub",
+                              "Mul",
+                              "Div",
+                              "Relu",
+                              "Clip",
+                              "Sigmoid",
+                              "Tanh",
+                              "Exp",
+                              "Log",
+                              "Sqrt",
+                              "Pow",
+                              "Erf",
+                              "Gelu",
+                              "HardSigmoid",
+                              "HardSwish",
+                              "LeakyRelu",
+                              "Neg",
+                              "Abs",
+                              "Max",
+                              "Min",
+                              "Sum",
+                              "Mean",
+                              "QAdd",
+                              "BatchNormalization",
+                              "QuantizeLinear",
+                              "DequantizeLinear",
+                              "Softmax",
+                              "LRN"};
   return std::find(std::begin(ops), std::end(ops), op) != std::end(ops);
 }
 

@@ -51,8 +51,8 @@ MachinePeak measure_gpu_peak(int device) {
   double best_gemm = 1e30;
   for (int i = 0; i < 5; ++i) {
     event_record(start, dc);
-    MINFER_CUBLAS_CHECK(cublasSgemm(dc.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n,
-                                    b, n, &zero, c, n));
+    MINFER_CUBLAS_CHECK(
+        cublasSgemm(dc.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n));
     event_record(end, dc);
     best_gemm = std::min<double>(best_gemm, event_elapsed_ms(start, end));
   }

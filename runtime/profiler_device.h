@@ -10,7 +10,7 @@ namespace minfer::profiler {
 void* event_create();
 void event_destroy(void* event) noexcept;
 void event_record(void* event, DeviceContext& ctx);  // on the context's stream
-float event_elapsed_ms(void* start, void* end);       // waits for `end`
+float event_elapsed_ms(void* start, void* end);      // waits for `end`
 // Peak of GPU `device`: cuBLAS SGEMM for arithmetic, a device-to-device copy for bandwidth.
 MachinePeak measure_gpu_peak(int device);
 

@@ -73,7 +73,8 @@ double cpu_gbps(int threads) {
   const size_t n = size_t(16) << 20;  // 64 MiB per array, 192 MiB in all
   std::vector<float> a(n), b(n), c(n);
 #pragma omp parallel for num_threads(threads) schedule(static)
-  for (long i = 0; i < long(n); ++i) b[i] = 1.f, c[i] = 2.f;  // touched by the threads that use them
+  for (long i = 0; i < long(n); ++i)
+    b[i] = 1.f, c[i] = 2.f;  // touched by the threads that use them
   double best = 0;
   for (int rep = 0; rep < 10; ++rep) {
     const double t0 = now_s();

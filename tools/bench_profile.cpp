@@ -23,8 +23,8 @@ Derived derive(const StepProfile& s, double total_ms, const MachinePeak& peak) {
     d.gbps = s.bytes / sec / 1e9;
     const double attainable = roofline_gflops(peak, s.flops, s.bytes);
     // A step without arithmetic is bound by bandwidth alone: its percentage is of the peak GB/s.
-    d.roofline_pct = s.flops > 0 ? 100 * d.gflops / attainable
-                                 : (peak.gbps > 0 ? 100 * d.gbps / peak.gbps : 0);
+    d.roofline_pct =
+        s.flops > 0 ? 100 * d.gflops / attainable : (peak.gbps > 0 ? 100 * d.gbps / peak.gbps : 0);
   }
   return d;
 }
@@ -93,18 +93,21 @@ void print_profile(const RunProfile& p, const MachinePeak& peak, double latency_
     const Derived d = derive(s, total, peak);
     t.add({std::to_string(i), s.node, s.fused.empty() ? s.op : s.op + " (" + s.fused + ")",
            s.kernel, shapes(s.output_shapes), fixed(s.ms, 3), format_percent(d.share),
-           fixed(s.flops / 1e6, 1), fixed(s.bytes / 1e6, 2), fixed(d.gflops, 1),
-           fixed(d.gbps, 1), fixed(d.roofline_pct, 1) + "%"});
+           fixed(s.flops / 1e6, 1), fixed(s.bytes / 1e6, 2), fixed(d.gflops, 1), fixed(d.gbps, 1),
+           fixed(d.roofline_pct, 1) + "%"});
   }
   std::printf("\nper step, median of %d profiled runs (step by step, timed around each step):\n%s",
               p.runs, t.str("  ").c_str());
-  std::printf("\n  steps add up to %s; a profiled run took %s (median); the median of the timed runs above %s "
-              "(steps %.1f%% of it)\n",
-              format_ms(total).c_str(), format_ms(p.run_ms).c_str(), format_ms(latency_ms).c_str(),
-              latency_ms > 0 ? 100 * total / latency_ms : 0.0);
-  std::printf("  roofline: %.1f GFLOP/s, %.1f GB/s (%s); a step with no arithmetic is rated "
-              "against bandwidth alone\n",
-              peak.gflops, peak.gbps, peak.method.c_str());
+  std::printf(
+      "\n  steps add up to %s; a profiled run took %s (median); the median of the timed runs above "
+      "%s "
+      "(steps %.1f%% of it)\n",
+      format_ms(total).c_str(), format_ms(p.run_ms).c_str(), format_ms(latency_ms).c_str(),
+      latency_ms > 0 ? 100 * total / latency_ms : 0.0);
+  std::printf(
+      "  roofline: %.1f GFLOP/s, %.1f GB/s (%s); a step with no arithmetic is rated "
+      "against bandwidth alone\n",
+      peak.gflops, peak.gbps, peak.method.c_str());
 }
 
 void write_trace(const RunProfile& p, const std::string& path) {

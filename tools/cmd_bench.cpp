@@ -31,7 +31,8 @@ ArgParser make_parser() {
   p.flag("--profile", "then time each step (node) of the plan: op, kernel, shapes, time,\n"
                       "share, FLOPs, bytes, GFLOP/s, GB/s and % of the roofline (measured\n"
                       "once by a micro-benchmark); runs step by step, without a CUDA graph");
-  p.option("--profile-runs", "N", "runs averaged by --profile (default 10)");
+  p.option("--profile-runs", "N",
+           "runs --profile times (default 10); it reports each step's median");
   p.option("--trace", "F", "with or without --profile: write the per-step profile as a\n"
                            "Chrome/Perfetto trace (JSON) to F");
   add_session_options(p);

@@ -34,8 +34,9 @@ struct RunProfile {
 };
 
 // Runs `session` on `inputs` `warmup` + `runs` times with a timer around each plan step and
-// returns each step's median (robust to the odd run that the OS preempts). These runs go step by step: a CUDA session does not replay its
-// CUDA graph while profiled (a graph cannot be timed inside).
+// returns each step's median (robust to the odd run that the OS preempts). These runs go step by
+// step: a CUDA session does not replay its CUDA graph while profiled (a graph cannot be timed
+// inside).
 RunProfile profile_session(const Session& session, const NamedTensors& inputs, int runs = 10,
                            int warmup = 2);
 

@@ -30,13 +30,20 @@ DType dtype_from(const nb::dlpack::dtype& d, const std::string& name) {
 
 nb::dlpack::dtype dlpack_of(DType t) {
   switch (t) {
-    case DType::f32: return nb::dtype<float>();
-    case DType::f16: return {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
-    case DType::i8: return nb::dtype<int8_t>();
-    case DType::u8: return nb::dtype<uint8_t>();
-    case DType::i32: return nb::dtype<int32_t>();
-    case DType::i64: return nb::dtype<int64_t>();
-    case DType::boolean: return nb::dtype<bool>();
+    case DType::f32:
+      return nb::dtype<float>();
+    case DType::f16:
+      return {static_cast<uint8_t>(nb::dlpack::dtype_code::Float), 16, 1};
+    case DType::i8:
+      return nb::dtype<int8_t>();
+    case DType::u8:
+      return nb::dtype<uint8_t>();
+    case DType::i32:
+      return nb::dtype<int32_t>();
+    case DType::i64:
+      return nb::dtype<int64_t>();
+    case DType::boolean:
+      return nb::dtype<bool>();
   }
   throw Error(ErrorCode::Internal, "to_numpy: unknown dtype");
 }
@@ -54,8 +61,9 @@ Tensor tensor_view(const InArray& a, const std::string& name) {
   for (size_t i = a.ndim(); !empty && i-- > 0;) {
     if (dims[i] != 1 && a.stride(i) != expected)
       throw Error(ErrorCode::InvalidArgument,
-                  "input '" + name + "' is not C-contiguous (a transposed or sliced view); pass "
-                  "numpy.ascontiguousarray(x), or x.contiguous() for a PyTorch tensor");
+                  "input '" + name +
+                      "' is not C-contiguous (a transposed or sliced view); pass "
+                      "numpy.ascontiguousarray(x), or x.contiguous() for a PyTorch tensor");
     expected *= dims[i];
   }
   Device device;
@@ -64,9 +72,9 @@ Tensor tensor_view(const InArray& a, const std::string& name) {
   } else if (a.device_type() == nb::device::cuda::value) {
     device = Device::cuda(a.device_id());
   } else {
-    throw Error(ErrorCode::InvalidArgument,
-                "input '" + name + "' lives on DLPack device type " +
-                    std::to_string(a.device_type()) + "; minfer takes CPU or CUDA memory");
+    throw Error(ErrorCode::InvalidArgument, "input '" + name + "' lives on DLPack device type " +
+                                                std::to_string(a.device_type()) +
+                                                "; minfer takes CPU or CUDA memory");
   }
   return Tensor::view(const_cast<void*>(a.data()), dtype, Shape(std::move(dims)), device);
 }

@@ -9,12 +9,18 @@ PyObject* error_type = nullptr;  // created once at import, lives as long as the
 // The enum's own spelling, as in C++ (ErrorCode::InvalidArgument) and the README.
 const char* code_name(ErrorCode c) {
   switch (c) {
-    case ErrorCode::InvalidArgument: return "InvalidArgument";
-    case ErrorCode::InvalidModel: return "InvalidModel";
-    case ErrorCode::Unsupported: return "Unsupported";
-    case ErrorCode::OutOfMemory: return "OutOfMemory";
-    case ErrorCode::Device: return "Device";
-    case ErrorCode::Internal: return "Internal";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::InvalidModel:
+      return "InvalidModel";
+    case ErrorCode::Unsupported:
+      return "Unsupported";
+    case ErrorCode::OutOfMemory:
+      return "OutOfMemory";
+    case ErrorCode::Device:
+      return "Device";
+    case ErrorCode::Internal:
+      return "Internal";
   }
   return "Internal";
 }

@@ -22,8 +22,8 @@ Device parse_device(const std::string& d) {
 
 Graph load_model(const std::string& model, const std::string& weights) {
   if (is_builtin_model(model) && !std::filesystem::exists(model)) {
-    check(weights.empty() || std::filesystem::is_regular_file(weights),
-          ErrorCode::InvalidArgument, "weights file '" + weights + "' does not exist");
+    check(weights.empty() || std::filesystem::is_regular_file(weights), ErrorCode::InvalidArgument,
+          "weights file '" + weights + "' does not exist");
     return build_model(model, weights);
   }
   check(weights.empty(), ErrorCode::InvalidArgument,
@@ -31,9 +31,9 @@ Graph load_model(const std::string& model, const std::string& weights) {
   if (!std::filesystem::is_regular_file(model)) {
     std::string names;
     for (const ModelInfo& i : builtin_models()) names += (names.empty() ? "" : ", ") + i.name;
-    throw Error(ErrorCode::InvalidArgument,
-                "model '" + model + "' is neither an ONNX file nor a built-in model (" + names +
-                    ")");
+    throw Error(
+        ErrorCode::InvalidArgument,
+        "model '" + model + "' is neither an ONNX file nor a built-in model (" + names + ")");
   }
   return load_onnx(model);
 }

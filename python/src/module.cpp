@@ -1,6 +1,7 @@
 // The _minfer extension module; python/minfer/__init__.py re-exports it.
-#include "backends/cuda_api.h"
 #include "python/src/module.h"
+
+#include "backends/cuda_api.h"
 
 NB_MODULE(_minfer, m) {
   m.doc() = "minfer: a small, fast deep-learning inference runtime (C++ core).";

@@ -90,7 +90,8 @@ class PySession {
     nb::dict d;
     for (const Value* v : live("inputs")->graph().inputs()) {
       nb::list dims;
-      for (int64_t x : v->shape.dims()) dims.append(x < 0 ? nb::object(nb::none()) : nb::object(nb::int_(x)));
+      for (int64_t x : v->shape.dims())
+        dims.append(x < 0 ? nb::object(nb::none()) : nb::object(nb::int_(x)));
       d[v->name.c_str()] = nb::make_tuple(dtype_name(v->dtype), nb::tuple(dims));
     }
     return d;
@@ -108,12 +109,12 @@ class PySession {
   NamedTensors to_tensors(const nb::dict& inputs, std::vector<InArray>& keep) const {
     NamedTensors tensors;
     for (auto [key, value] : inputs) {
-      if (!nb::isinstance<nb::str>(key))
-        throw nb::type_error("run: input names must be str");
+      if (!nb::isinstance<nb::str>(key)) throw nb::type_error("run: input names must be str");
       const std::string name = nb::cast<std::string>(key);
       InArray a;
       if (!nb::try_cast(value, a))
-        throw nb::type_error(("run: input '" + name + "' must be an array (NumPy, or any "
+        throw nb::type_error(("run: input '" + name +
+                              "' must be an array (NumPy, or any "
                               "object with __dlpack__ or the buffer protocol), got " +
                               std::string(nb::type_name(value.type()).c_str()))
                                  .c_str());
@@ -136,8 +137,8 @@ class PySession {
         if (status == cudaSuccess) status = cudaDeviceSynchronize();
         cudaSetDevice(current);
         check(status == cudaSuccess, ErrorCode::Device,
-              "run: waiting for the GPU that holds input '" + name + "' failed: " +
-                  cudaGetErrorString(status));
+              "run: waiting for the GPU that holds input '" + name +
+                  "' failed: " + cudaGetErrorString(status));
       }
 #else
     (void)tensors;
@@ -193,8 +194,8 @@ void register_session(nb::module_& m) {
   nb::class_<PySession>(m, "Session",
                         "A model loaded, optimized and planned for one device. Safe to run from "
                         "several threads at once; runs release the GIL.")
-      .def(nb::init<const std::filesystem::path&, const std::string&, const std::string&, int,
-                    int, const std::string&, std::vector<std::string>, bool>(),
+      .def(nb::init<const std::filesystem::path&, const std::string&, const std::string&, int, int,
+                    const std::string&, std::vector<std::string>, bool>(),
            nb::arg("model"), nb::kw_only(), nb::arg("device") = "cpu",
            nb::arg("precision") = "fp32", nb::arg("threads") = 0, nb::arg("opt_level") = 2,
            nb::arg("weights") = "", nb::arg("disabled_passes") = std::vector<std::string>{},
@@ -209,8 +210,8 @@ void register_session(nb::module_& m) {
            "read on the device, once the GPU has finished its pending work). They must have the\n"
            "model's dtype and shape and be C-contiguous; they are read in place, never copied.\n"
            "Raises minfer.Error.")
-      .def("profile", &PySession::profile, nb::arg("inputs"), nb::kw_only(),
-           nb::arg("runs") = 10, nb::arg("warmup") = 2,
+      .def("profile", &PySession::profile, nb::arg("inputs"), nb::kw_only(), nb::arg("runs") = 10,
+           nb::arg("warmup") = 2,
            "Times each plan step over `runs` runs (step by step, no CUDA graph) and returns a\n"
            "dict: run_ms, steps_ms, peak (the roofline, measured once per process) and steps,\n"
            "each with node, op, fused, kernel, shapes, ms, share, flops, bytes, gflops, gbps\n"

@@ -18,16 +18,18 @@ const json::Value& member(const json::Value& v, const char* key) {
 }
 
 // cifar-resnet20's MACs at batch 1 (as in test_cli.cpp).
-constexpr double kResnet20Macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 +
-                                 16 * 16 * 32 * 144 + 5 * 16 * 16 * 32 * 288 +
-                                 8 * 8 * 64 * 288 + 5 * 8 * 8 * 64 * 576 + 640;
+constexpr double kResnet20Macs = 32 * 32 * 16 * 27 + 6 * 32 * 32 * 16 * 144 + 16 * 16 * 32 * 144 +
+                                 5 * 16 * 16 * 32 * 288 + 8 * 8 * 64 * 288 + 5 * 8 * 8 * 64 * 576 +
+                                 640;
 
 }  // namespace
 
 TEST_CASE("cli: bench --profile --json --trace", "[cli][profile]") {
   const auto trace = test::temp_dir("profile_trace") / "t.json";
-  const CliResult r = cli("bench cifar-resnet20 --threads 1 --iterations 10 --profile-runs 5 "
-                          "--profile --json --trace " + test::shell_quote(trace.string()));
+  const CliResult r =
+      cli("bench cifar-resnet20 --threads 1 --iterations 10 --profile-runs 5 "
+          "--profile --json --trace " +
+          test::shell_quote(trace.string()));
   INFO("stderr: " << r.err);
   REQUIRE(r.code == 0);
   const json::Value j = json::parse(r.out);
@@ -78,8 +80,9 @@ TEST_CASE("cli: bench --profile --json --trace", "[cli][profile]") {
 }
 
 TEST_CASE("cli: bench --profile prints the per-step table", "[cli][profile]") {
-  const CliResult r = cli("bench cifar-resnet20 --threads 1 --iterations 3 --profile-runs 2 "
-                          "--profile");
+  const CliResult r =
+      cli("bench cifar-resnet20 --threads 1 --iterations 3 --profile-runs 2 "
+          "--profile");
   INFO("stderr: " << r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("GFLOP/s") && Catch::Contains("roofline") &&
