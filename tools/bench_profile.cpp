@@ -98,12 +98,22 @@ void print_profile(const RunProfile& p, const MachinePeak& peak, double latency_
   }
   std::printf("\nper step, median of %d profiled runs (step by step, timed around each step):\n%s",
               p.runs, t.str("  ").c_str());
+  const double ratio = latency_ms > 0 ? total / latency_ms : 0.0;
   std::printf(
-      "\n  steps add up to %s; a profiled run took %s (median); the median of the timed runs above "
-      "%s "
-      "(steps %.1f%% of it)\n",
+      "\n  steps add up to %s; a profiled run took %s (median); the median of the timed runs "
+      "above %s (steps %.1f%% of it)\n",
       format_ms(total).c_str(), format_ms(p.run_ms).c_str(), format_ms(latency_ms).c_str(),
-      latency_ms > 0 ? 100 * total / latency_ms : 0.0);
+      100 * ratio);
+  bool gpu = false;
+  for (const StepProfile& s : p.steps) gpu |= s.device != "cpu";
+  if (gpu)
+    std::printf(
+        "  (GPU: profiled runs go step by step; the timed runs may replay a CUDA graph,\n"
+        "   which saves the launch overhead included here)\n");
+  else if (ratio < 0.9 || ratio > 1.1)
+    std::printf(
+        "  (more than 10%% apart: other processes probably took the cores during some runs;\n"
+        "   repeat on an idle machine or with fewer --threads)\n");
   std::printf(
       "  roofline: %.1f GFLOP/s, %.1f GB/s (%s); a step with no arithmetic is rated "
       "against bandwidth alone\n",

@@ -4,11 +4,10 @@
         --requests 2000 --concurrency 32
 """
 import argparse
+import json
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-
-import json
 
 import numpy as np
 
