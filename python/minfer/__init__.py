@@ -9,7 +9,9 @@ Errors are minfer.Error with `.code` ("InvalidArgument", "InvalidModel", "Unsupp
 "OutOfMemory", "Device", "Internal") and `.message`.
 """
 
-from ._minfer import Error, Session, cuda_available, export, models, quantize
+from ._minfer import (Error, Session, cifar10_classes, cuda_available, export, load_image, models,
+                      quantize)
 
-__all__ = ["Error", "Session", "cuda_available", "export", "models", "quantize"]
+__all__ = ["Error", "Session", "cifar10_classes", "cuda_available", "export", "load_image",
+           "models", "quantize"]
 __version__ = "0.1.0"

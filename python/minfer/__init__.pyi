@@ -68,4 +68,8 @@ def quantize(
 ) -> str:
     """Calibrates on `calibration` (arrays or image/.npy paths), writes a QDQ int8 ONNX model."""
 
+def load_image(path: _Path, model: str = "") -> np.ndarray:
+    """An image as [1,3,H,W] float32, preprocessed as built-in `model` expects."""
+
+def cifar10_classes() -> list[str]: ...
 def cuda_available() -> bool: ...

@@ -117,9 +117,27 @@ std::string quantize(const std::filesystem::path& model, const std::filesystem::
   return output.string();
 }
 
+// An image file as the model's input, [1,3,H,W] float32, with a built-in model's preprocessing
+// (or ImageNet's defaults at 224x224 for any other name).
+nb::object load_image_for(const std::filesystem::path& path, const std::string& model) {
+  const ImagePreprocess pre =
+      is_builtin_model(model) ? builtin_model_info(model).preprocess : ImagePreprocess{};
+  Tensor t;
+  {
+    nb::gil_scoped_release unlocked;
+    t = load_image(path.string(), pre);
+  }
+  return to_numpy(std::move(t));
+}
+
 }  // namespace
 
 void register_models(nb::module_& m) {
+  m.def("load_image", &load_image_for, nb::arg("path"), nb::arg("model") = "",
+        "Loads a PNG/JPEG/BMP image as a [1,3,H,W] float32 array, resized and normalized as the\n"
+        "built-in `model` expects (e.g. 'cifar-resnet20': 32x32, CIFAR mean/std); without one,\n"
+        "ImageNet's 224x224 and mean/std.");
+  m.def("cifar10_classes", &cifar10_class_names, "The CIFAR-10 class names, in index order.");
   m.def("models", &models,
         "The built-in models: a list of dicts (name, dataset, num_classes, description, "
         "input_size, mean, std).");
