@@ -23,6 +23,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / double(v.size());
+}
+
 // A step on the GPU (a CUDA kernel or a copy) is timed by events on the session's stream,
 // since its work is asynchronous; a CPU step by the CPU clock.
 bool on_gpu(const Step& st) { return st.kind != Step::Kind::Kernel || !st.device.is_cpu(); }
@@ -65,6 +71,7 @@ class StepTimer : public StepObserver {
   const Plan* plan() const { return plan_; }
   // The median time of step `i` over the runs since reset().
   double median_ms(size_t i) const { return median(samples_[i]); }
+  double mean_ms(size_t i) const { return mean(samples_[i]); }
 
  private:
   void start(const Plan& plan) {
@@ -109,6 +116,12 @@ StepProfile describe(const Plan& plan, const Step& st) {
 
 }  // namespace
 
+double RunProfile::steps_mean_ms() const {
+  double total = 0;
+  for (const StepProfile& s : steps) total += s.mean_ms;
+  return total;
+}
+
 double RunProfile::steps_ms() const {
   double total = 0;
   for (const StepProfile& s : steps) total += s.ms;
@@ -136,11 +149,13 @@ RunProfile profile_session(const Session& session, const NamedTensors& inputs, i
   RunProfile r;
   r.runs = runs;
   r.run_ms = median(wall);
+  r.run_mean_ms = mean(wall);
   if (!timer.plan()) return r;  // a plan without steps (outputs are inputs or constants)
   const Plan& plan = *timer.plan();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     StepProfile p = describe(plan, plan.steps[i]);
     p.ms = timer.median_ms(i);
+    p.mean_ms = timer.mean_ms(i);
     r.steps.push_back(std::move(p));
   }
   return r;

@@ -46,7 +46,8 @@ Json shapes_json(const std::vector<Shape>& v) {
 
 }  // namespace
 
-Json profile_json(const RunProfile& p, const MachinePeak& peak, double latency_ms) {
+Json profile_json(const RunProfile& p, const MachinePeak& peak, const Latency& latency) {
+  const double latency_ms = latency.median_ms;
   const double total = p.steps_ms();
   Json steps = Json::array();
   for (const StepProfile& s : p.steps) {
@@ -60,6 +61,7 @@ Json profile_json(const RunProfile& p, const MachinePeak& peak, double latency_m
     j.set("input_shapes", shapes_json(s.input_shapes));
     j.set("output_shapes", shapes_json(s.output_shapes));
     j.set("ms", s.ms);
+    j.set("mean_ms", s.mean_ms);
     j.set("share", d.share);
     j.set("flops", s.flops);
     j.set("bytes", s.bytes);
@@ -78,12 +80,19 @@ Json profile_json(const RunProfile& p, const MachinePeak& peak, double latency_m
   j.set("profiled_run_ms", p.run_ms);
   j.set("latency_p50_ms", latency_ms);
   j.set("steps_over_latency", latency_ms > 0 ? total / latency_ms : 0.0);
+  // the same with means, which keep the stalls a busy machine causes
+  j.set("steps_mean_ms", p.steps_mean_ms());
+  j.set("profiled_run_mean_ms", p.run_mean_ms);
+  j.set("latency_mean_ms", latency.mean_ms);
+  j.set("steps_mean_over_latency_mean",
+        latency.mean_ms > 0 ? p.steps_mean_ms() / latency.mean_ms : 0.0);
   j.set("peak", pk);
   j.set("steps", steps);
   return j;
 }
 
-void print_profile(const RunProfile& p, const MachinePeak& peak, double latency_ms) {
+void print_profile(const RunProfile& p, const MachinePeak& peak, const Latency& latency) {
+  const double latency_ms = latency.median_ms;
   const double total = p.steps_ms();
   Table t({"#", "node", "op", "kernel", "output", "ms", "share", "MFLOP", "MB", "GFLOP/s", "GB/s",
            "roofline"},
@@ -100,10 +109,14 @@ void print_profile(const RunProfile& p, const MachinePeak& peak, double latency_
               p.runs, t.str("  ").c_str());
   const double ratio = latency_ms > 0 ? total / latency_ms : 0.0;
   std::printf(
-      "\n  steps add up to %s; a profiled run took %s (median); the median of the timed runs "
-      "above %s (steps %.1f%% of it)\n",
+      "\n  step medians add up to %s; a profiled run took %s (median); the median of the timed "
+      "runs above %s (steps %.1f%% of it)\n",
       format_ms(total).c_str(), format_ms(p.run_ms).c_str(), format_ms(latency_ms).c_str(),
       100 * ratio);
+  std::printf("  step means add up to %s; a profiled run %s (mean); the timed runs %s (%.1f%%)\n",
+              format_ms(p.steps_mean_ms()).c_str(), format_ms(p.run_mean_ms).c_str(),
+              format_ms(latency.mean_ms).c_str(),
+              latency.mean_ms > 0 ? 100 * p.steps_mean_ms() / latency.mean_ms : 0.0);
   bool gpu = false;
   for (const StepProfile& s : p.steps) gpu |= s.device != "cpu";
   if (gpu)

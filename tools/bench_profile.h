@@ -8,9 +8,13 @@
 
 namespace minfer::cli {
 
-// `latency_ms`: the median of bench's ordinary timed runs, which the steps should add up to.
-void print_profile(const RunProfile& p, const MachinePeak& peak, double latency_ms);
-Json profile_json(const RunProfile& p, const MachinePeak& peak, double latency_ms);
+// The median and mean of bench's ordinary timed runs, which the steps' medians and means
+// should add up to.
+struct Latency {
+  double median_ms = 0, mean_ms = 0;
+};
+void print_profile(const RunProfile& p, const MachinePeak& peak, const Latency& latency);
+Json profile_json(const RunProfile& p, const MachinePeak& peak, const Latency& latency);
 // A Chrome trace-event JSON file (opens in Perfetto and chrome://tracing).
 void write_trace(const RunProfile& p, const std::string& path);
 

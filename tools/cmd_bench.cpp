@@ -165,7 +165,7 @@ int cmd_bench(const Argv& argv) {
     j.set("seconds", total_ms / 1000);
     j.set("latency_ms", lat);
     j.set("throughput_ips", throughput);
-    if (profile) j.set("profile", profile_json(run_profile, peak, percentile(sorted, 0.5)));
+    if (profile) j.set("profile", profile_json(run_profile, peak, {percentile(sorted, 0.5), mean}));
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -188,7 +188,7 @@ int cmd_bench(const Argv& argv) {
   std::fputs(t.str("  ").c_str(), stdout);
   std::printf("\n  throughput  %s img/s (%s per image)\n", fixed(throughput, 1).c_str(),
               format_ms(total_ms / (double(batch) * double(ms.size()))).c_str());
-  if (profile) print_profile(run_profile, peak, percentile(sorted, 0.5));
+  if (profile) print_profile(run_profile, peak, {percentile(sorted, 0.5), mean});
   if (args.has("--trace")) std::printf("  trace written to %s\n", args.get("--trace").c_str());
   return 0;
 }

@@ -21,16 +21,19 @@ struct StepProfile {
   std::string kernel;  // the kernel the planner chose
   std::string device;  // "cpu", "cuda:0"
   std::vector<Shape> input_shapes, output_shapes;  // absent optional inputs left out
-  double flops = 0;  // arithmetic of one run: 2 per multiply-accumulate, 1 per element op
-  double bytes = 0;  // bytes read and written once: inputs (weights included) and outputs
-  double ms = 0;     // median time over the runs: CPU clock, or CUDA events for GPU steps
+  double flops = 0;    // arithmetic of one run: 2 per multiply-accumulate, 1 per element op
+  double bytes = 0;    // bytes read and written once: inputs (weights included) and outputs
+  double ms = 0;       // median time over the runs: CPU clock, or CUDA events for GPU steps
+  double mean_ms = 0;  // mean time: includes the runs in which the OS stalled this step
 };
 
 struct RunProfile {
   std::vector<StepProfile> steps;  // in execution order
   int runs = 0;                    // timed runs
   double run_ms = 0;               // median wall time of one profiled run
-  double steps_ms() const;         // the sum of the step times
+  double run_mean_ms = 0;          // mean wall time of one profiled run
+  double steps_ms() const;         // the sum of the step medians
+  double steps_mean_ms() const;    // the sum of the step means
 };
 
 // Runs `session` on `inputs` `warmup` + `runs` times with a timer around each plan step and

@@ -161,6 +161,7 @@ class PySession {
       d["input_shapes"] = ins;
       d["output_shapes"] = outs;
       d["ms"] = st.ms;
+      d["mean_ms"] = st.mean_ms;
       d["share"] = total > 0 ? st.ms / total : 0.0;
       d["flops"] = st.flops;
       d["bytes"] = st.bytes;
@@ -179,6 +180,8 @@ class PySession {
     r["runs"] = p.runs;
     r["run_ms"] = p.run_ms;
     r["steps_ms"] = total;
+    r["run_mean_ms"] = p.run_mean_ms;
+    r["steps_mean_ms"] = p.steps_mean_ms();
     r["peak"] = pk;
     r["steps"] = steps;
     return r;
@@ -213,9 +216,9 @@ void register_session(nb::module_& m) {
       .def("profile", &PySession::profile, nb::arg("inputs"), nb::kw_only(), nb::arg("runs") = 10,
            nb::arg("warmup") = 2,
            "Times each plan step over `runs` runs (step by step, no CUDA graph) and returns a\n"
-           "dict: run_ms, steps_ms, peak (the roofline, measured once per process) and steps,\n"
-           "each with node, op, fused, kernel, shapes, ms, share, flops, bytes, gflops, gbps\n"
-           "and roofline_pct.")
+           "dict: run_ms and steps_ms (medians), run_mean_ms and steps_mean_ms, peak (the\n"
+           "roofline, measured once per process) and steps, each with node, op, fused, kernel,\n"
+           "shapes, ms (median), mean_ms, share, flops, bytes, gflops, gbps and roofline_pct.")
       .def("close", &PySession::close,
            "Releases the model; later calls raise minfer.Error. Runs in flight finish first.")
       .def("__enter__", [](nb::handle self) { return self; })

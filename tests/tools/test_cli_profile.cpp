@@ -43,6 +43,7 @@ TEST_CASE("cli: bench --profile --json --trace", "[cli][profile]") {
   for (const json::Value& s : steps) {
     const double ms = member(s, "ms").number;
     CHECK(ms >= 0);
+    CHECK(member(s, "mean_ms").number >= 0);
     sum_ms += ms;
     CHECK(member(s, "share").number >= 0);
     CHECK(member(s, "bytes").number > 0);
@@ -67,6 +68,9 @@ TEST_CASE("cli: bench --profile --json --trace", "[cli][profile]") {
   const double ratio = member(p, "steps_over_latency").number;
   CHECK(ratio > 0.5);
   CHECK(ratio < 1.5);
+  const double mean_ratio = member(p, "steps_mean_over_latency_mean").number;
+  CHECK(mean_ratio > 0.5);
+  CHECK(mean_ratio < 1.5);
   const json::Value& peak = member(p, "peak");
   CHECK(member(peak, "gflops_per_s").number > 0);
   CHECK(member(peak, "gb_per_s").number > 0);
@@ -87,6 +91,7 @@ TEST_CASE("cli: bench --profile prints the per-step table", "[cli][profile]") {
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("GFLOP/s") && Catch::Contains("roofline") &&
                         Catch::Contains("FusedConv (Conv + Add + Relu)") &&
-                        Catch::Contains("steps add up to"));
+                        Catch::Contains("step medians add up to") &&
+                        Catch::Contains("step means add up to"));
   CHECK(cli("bench cifar-resnet20 --profile-runs 0 --profile").code != 0);
 }
