@@ -460,8 +460,16 @@ bool capture_graph(Plan& plan, ExecContext& ctx) {
 
 }  // namespace
 
+namespace {
+thread_local StepObserver* t_observer = nullptr;  // see ObserveSteps
+}  // namespace
+
+ObserveSteps::ObserveSteps(StepObserver& observer) : outer_(t_observer) { t_observer = &observer; }
+ObserveSteps::~ObserveSteps() { t_observer = outer_; }
+
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
                                  int threads) {
+  StepObserver* const observer = t_observer;
   std::unique_ptr<ExecContext> ctx = plan.acquire();
   struct Releaser {  // returns the context to the pool even when a kernel throws
     Plan& plan;
@@ -483,7 +491,7 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
 
   std::unique_lock<std::mutex> stream_lock;
   if (plan.device_context) stream_lock = cuda::lock_stream(*plan.device_context);
-  const bool graph = plan.use_cuda_graph && !plan.capture_failed;
+  const bool graph = plan.use_cuda_graph && !plan.capture_failed && !observer;
   if (graph)  // the input copies first: the graph holds the rest
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (is_input_copy(plan, plan.steps[i]))
@@ -492,8 +500,11 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
     cuda::launch_graph(*plan.device_context, ctx->cuda_graph);
   } else {
     for (size_t i = 0; i < plan.steps.size(); ++i)
-      if (!(graph && is_input_copy(plan, plan.steps[i])))  // not done above
+      if (!(graph && is_input_copy(plan, plan.steps[i]))) {  // not done above
+        if (observer) observer->before_step(plan, i);
         run_step(plan, plan.steps[i], ctx->run_contexts[i]);
+        if (observer) observer->after_step(plan, i);
+      }
   }
   if (stream_lock.owns_lock()) stream_lock.unlock();
   if (plan.device_context) cuda::synchronize(*plan.device_context);

@@ -85,6 +85,27 @@ std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input
                                  const SessionOptions& options, int threads,
                                  DeviceContext* device_context);
 
+// Called around each step of an observed run (the profiler, minfer/profile.h). Such a run
+// goes step by step, never through a CUDA graph, so that each step can be timed.
+struct StepObserver {
+  virtual ~StepObserver() = default;
+  virtual void before_step(const Plan& plan, size_t step) = 0;
+  virtual void after_step(const Plan& plan, size_t step) = 0;
+};
+
+// While one lives, the runs made on this thread (Session::run runs on its caller's thread)
+// are observed by `observer`: the profiler's hook, which leaves the Session API alone.
+class ObserveSteps {
+ public:
+  explicit ObserveSteps(StepObserver& observer);
+  ~ObserveSteps();
+  ObserveSteps(const ObserveSteps&) = delete;
+  ObserveSteps& operator=(const ObserveSteps&) = delete;
+
+ private:
+  StepObserver* outer_;
+};
+
 // Runs the plan with the given inputs (in graph-input order); returns outputs in order.
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
                                  int threads);

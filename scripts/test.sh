@@ -12,3 +12,15 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DMINFER_BUILD_TESTS=ON "${lau
 cmake --build "$build" -j"$(nproc)"
 # --no-tests=error: a build without tests is a failure, not "No tests were found" and exit 0.
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)" --timeout 1500
+# The Python package (pip install . into the virtualenv install-deps.sh made) and its tests,
+# the Ray Serve example's included.
+venv=${MINFER_VENV:-$PWD/.venv}
+# The compiler and CUDA choice of the build above, so that ccache serves the library's objects.
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+py_opts=(--config-settings=cmake.define.CMAKE_CXX_COMPILER="$(cached CMAKE_CXX_COMPILER)"
+         --config-settings=cmake.define.MINFER_WITH_CUDA="$(cached MINFER_WITH_CUDA)")
+command -v ccache >/dev/null &&
+  py_opts+=(--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$venv/bin/python" -m pip install -q \
+  --disable-pip-version-check --no-build-isolation "${py_opts[@]}" .
+MINFER_REQUIRE_SERVE=1 "$venv/bin/python" -m pytest -q python/tests

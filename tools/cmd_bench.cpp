@@ -6,6 +6,7 @@
 #include <random>
 
 #include "backends/cuda_api.h"
+#include "tools/bench_profile.h"
 #include "tools/commands.h"
 #include "tools/format.h"
 #include "tools/json.h"
@@ -27,9 +28,17 @@ ArgParser make_parser() {
   p.flag("--device-input", "with --device cuda: the inputs live on the GPU (copied there once),\n"
                            "as in a pipeline whose data is already there; the timed runs then\n"
                            "leave out the host-to-device copy");
+  p.flag("--profile", "then time each step (node) of the plan: op, kernel, shapes, time,\n"
+                      "share, FLOPs, bytes, GFLOP/s, GB/s and % of the roofline (measured\n"
+                      "once by a micro-benchmark); runs step by step, without a CUDA graph");
+  p.option("--profile-runs", "N",
+           "runs --profile times (default 10); it reports each step's median");
+  p.option("--trace", "F", "with or without --profile: write the per-step profile as a\n"
+                           "Chrome/Perfetto trace (JSON) to F");
   add_session_options(p);
   p.flag("--json", "print one JSON object on stdout instead of text");
-  p.epilog("example:\n  minfer bench resnet50 --batch 8 --threads 2 --duration 10");
+  p.epilog("example:\n  minfer bench resnet50 --batch 8 --threads 2 --duration 10\n"
+           "  minfer bench resnet50 --profile --trace resnet50.trace.json");
   return p;
 }
 
@@ -118,6 +127,16 @@ int cmd_bench(const Argv& argv) {
   for (double x : ms) mean += x;
   mean /= double(ms.size());
   const double throughput = double(batch) * double(ms.size()) / (total_ms / 1000);
+  // --profile / --trace: after the ordinary timed runs, whose median the steps should add up to.
+  const bool profile = args.has("--profile") || args.has("--trace");
+  RunProfile run_profile;
+  MachinePeak peak;
+  if (profile) {
+    const int runs = static_cast<int>(args.get_int("--profile-runs", 10, 1, 1 << 20));
+    run_profile = profile_session(session, inputs, runs, 2);
+    peak = measure_peak(options.device, effective_threads(options));
+    if (args.has("--trace")) write_trace(run_profile, args.get("--trace"));
+  }
   struct Stat {
     const char* name;
     double value;
@@ -146,6 +165,7 @@ int cmd_bench(const Argv& argv) {
     j.set("seconds", total_ms / 1000);
     j.set("latency_ms", lat);
     j.set("throughput_ips", throughput);
+    if (profile) j.set("profile", profile_json(run_profile, peak, {percentile(sorted, 0.5), mean}));
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -168,6 +188,8 @@ int cmd_bench(const Argv& argv) {
   std::fputs(t.str("  ").c_str(), stdout);
   std::printf("\n  throughput  %s img/s (%s per image)\n", fixed(throughput, 1).c_str(),
               format_ms(total_ms / (double(batch) * double(ms.size()))).c_str());
+  if (profile) print_profile(run_profile, peak, {percentile(sorted, 0.5), mean});
+  if (args.has("--trace")) std::printf("  trace written to %s\n", args.get("--trace").c_str());
   return 0;
 }
 
