@@ -72,6 +72,7 @@ void QConvKernel::prepare(PrepareContext& ctx) {
     d_.cg = g.in_channels_per_group();
     d_.mg = g.out_channels_per_group();
   }
+  contiguous_taps_ = d_.dw == 1 && d_.group == 1;
   direct_rows_ = gemm || (d_.kh == 1 && d_.kw == 1 && d_.sh == 1 && d_.sw == 1 && d_.pad_t == 0 &&
                           d_.pad_l == 0 && d_.group == 1);
   const bool residual = !gemm && ctx.inputs.size() > 3 && ctx.inputs[3].present;
@@ -123,13 +124,28 @@ const int8_t* QConvKernel::im2col_row(const int8_t* x, int64_t p, int64_t g, int
   const int8_t* image = x + n * d_.h * d_.w * d_.c + g * d_.cg;
   for (int64_t ky = 0; ky < d_.kh; ++ky) {
     const int64_t iy = oy * d_.sh - d_.pad_t + ky * d_.dh;
+    int8_t* row = buf + ky * d_.kw * d_.cg;
+    if (iy < 0 || iy >= d_.h) {
+      std::memset(row, x_zero_point_, d_.kw * d_.cg);  // real 0: contributes nothing
+      continue;
+    }
+    const int64_t ix0 = ox * d_.sw - d_.pad_l;
+    if (contiguous_taps_) {
+      // The taps of one kernel row are adjacent pixels of all channels: one copy.
+      const int64_t kx0 = std::clamp<int64_t>(-ix0, 0, d_.kw);
+      const int64_t kx1 = std::clamp<int64_t>(d_.w - ix0, kx0, d_.kw);
+      std::memset(row, x_zero_point_, kx0 * d_.cg);
+      std::memcpy(row + kx0 * d_.cg, image + (iy * d_.w + ix0 + kx0) * d_.c, (kx1 - kx0) * d_.c);
+      std::memset(row + kx1 * d_.cg, x_zero_point_, (d_.kw - kx1) * d_.cg);
+      continue;
+    }
     for (int64_t kx = 0; kx < d_.kw; ++kx) {
-      const int64_t ix = ox * d_.sw - d_.pad_l + kx * d_.dw;
-      int8_t* dst = buf + (ky * d_.kw + kx) * d_.cg;
-      if (iy >= 0 && iy < d_.h && ix >= 0 && ix < d_.w)
+      const int64_t ix = ix0 + kx * d_.dw;
+      int8_t* dst = row + kx * d_.cg;
+      if (ix >= 0 && ix < d_.w)
         std::memcpy(dst, image + (iy * d_.w + ix) * d_.c, d_.cg);
       else
-        std::memset(dst, x_zero_point_, d_.cg);  // real 0: contributes nothing
+        std::memset(dst, x_zero_point_, d_.cg);
     }
   }
   return buf;

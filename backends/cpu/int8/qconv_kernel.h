@@ -44,6 +44,7 @@ class QConvKernel final : public Kernel {
 
   Dims d_;
   bool direct_rows_ = false;  // 1x1, stride 1, no padding, one group: rows are the input
+  bool contiguous_taps_ = false;  // dilation 1 along x, one group: a kernel row is one run
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
   std::vector<q8::PackedWeights> packed_;   // per group
   std::vector<std::vector<int32_t>> init_;  // per group: bias - offset * row sums, padded
