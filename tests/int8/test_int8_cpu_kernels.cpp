@@ -222,6 +222,15 @@ TEST_CASE("ISA levels can be capped and a level the CPU lacks is refused", "[int
         CHECK(e.code() == ErrorCode::Unsupported);
         CHECK(std::string(e.what()).find("cannot run") != std::string::npos);
       }
+      // Planning an int8 kernel under that cap is the same error, not an illegal instruction.
+      std::mt19937 rng(3);
+      Attributes a;
+      a.set("x_scale", 0.05f);
+      a.set("x_zero_point", int64_t{0});
+      a.set("w_scale", std::vector<float>{0.01f});
+      const std::vector<Tensor> in{random_i8(Shape{4, 16}, rng),
+                                   random_i8(Shape{8, 16}, rng, -127, 127)};
+      CHECK_THROWS_AS(run_cpu("QGemm", kMinferDomain, in, {false, true}, a, 1), Error);
     }
   }
   cpu::reset_isa_cap();
