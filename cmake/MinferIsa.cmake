@@ -1,6 +1,6 @@
 # Runtime ISA dispatch: every source in backends/cpu/isa/ is compiled once per ISA level, in
 # its own namespace (minfer::cpu::isa_<level>), with that level's -m flags; the rest of the
-# library is built for the portable baseline (MINFER_ARCH) and picks a level at plan time
+# library is built for one baseline (MINFER_ARCH) and picks a level at plan time
 # (backends/cpu/isa.h). Each level is a generated one-line wrapper that includes the source,
 # so the same file can carry different flags per level.
 #

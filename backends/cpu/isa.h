@@ -1,7 +1,7 @@
 // Which instruction-set level the CPU kernels use: detected from CPUID at plan time, or
 // capped so that every compiled path can be tested (and benchmarked) on one machine.
 //
-// The library itself is built for a portable baseline (CMake's MINFER_ARCH); the hot kernel
+// The library itself is built for one baseline (CMake's MINFER_ARCH); the hot kernel
 // sources in backends/cpu/isa/ are compiled once per level below (cmake/MinferIsa.cmake), each
 // in its own namespace, and a kernel picks one of them when it is prepared.
 //
