@@ -12,10 +12,8 @@ Each file then runs in minfer (`minfer bench FILE --json`), ONNX Runtime (all gr
 optimizations, `threads` intra-op threads) and OpenVINO (CPU plugin, latency hint, f32
 inference precision, `threads` inference threads), interleaved so that machine noise hits all
 three alike. Prints median ms and peer / minfer (below 1: minfer is slower), the CPU model and
-the ISA level minfer's kernels chose (MINFER_ISA caps it). On a loaded machine run it with
-OMP_WAIT_POLICY=passive: libgomp's spinning barriers collapse minfer's multi-threaded
-latency when other processes hold the cores (the peers do not use OpenMP, so the variable
-changes only minfer). Needs `pip install onnxruntime openvino numpy` (e.g. in a venv; minfer
+the ISA level minfer's kernels chose (MINFER_ISA caps it). On a shared machine, repeat the
+run: the load of other processes moves the figures, 2-thread ones most. Needs `pip install onnxruntime openvino numpy` (e.g. in a venv; minfer
 itself never needs them).
 """
 import argparse
