@@ -10,14 +10,16 @@ and loaded by minfer's built-in model of the same name (`--weights`), so both ru
 network. Then, per batch:
   minfer int8      `minfer bench MODEL --precision int8` with the input on the GPU
                    (--device-input) and end to end (host input, host output)
+  minfer fp16      `minfer bench MODEL --precision fp16` with the input on the GPU
   minfer fp32      `minfer bench MODEL` with the input on the GPU
   torch fp32       eager, NCHW (TF32 convolutions: PyTorch's default)
   torch fp16       channels_last + CUDA graph replay (the fastest plain PyTorch setting)
   torch compile    with --compile: torch.compile(mode="max-autotune-no-cudagraphs"), fp16
                    channels_last (minutes of autotuning per shape)
 Throughput is images per second from the median latency of one run; every PyTorch figure
-synchronizes after each run, as `minfer bench` does. The last column is minfer int8
-(device input) over PyTorch fp16 + graph.
+synchronizes after each run, as `minfer bench` does. The last two columns are PyTorch
+fp16 + graph's latency over minfer int8's and over minfer fp16's (device input): above 1,
+minfer is faster.
 """
 import argparse
 import copy
@@ -121,6 +123,8 @@ def main():
             r["minfer_int8_dev"] = minfer_ms(args.minfer, name, weights, batch, it,
                                              int8 + ["--device-input"])
             r["minfer_int8_e2e"] = minfer_ms(args.minfer, name, weights, batch, it, int8)
+            r["minfer_fp16_dev"] = minfer_ms(args.minfer, name, weights, batch, it,
+                                             ["--precision", "fp16", "--device-input"])
             r["minfer_fp32_dev"] = minfer_ms(args.minfer, name, weights, batch, it,
                                              ["--device-input"])
             gpu_net = copy.deepcopy(net).cuda()
@@ -131,10 +135,10 @@ def main():
             rows.append(r)
             print(json.dumps(r), file=sys.stderr, flush=True)
     cols = [("minfer_int8_dev", "minfer int8 (GPU in)"), ("minfer_int8_e2e", "minfer int8 (host)"),
-            ("minfer_fp32_dev", "minfer fp32 (GPU in)"), ("torch_fp32", "torch fp32"),
+            ("minfer_fp16_dev", "minfer fp16 (GPU in)"), ("minfer_fp32_dev", "minfer fp32 (GPU in)"), ("torch_fp32", "torch fp32"),
             ("torch_fp16_graph", "torch fp16+graph"), ("torch_compile_fp16", "torch compile")]
     print(f"\n{'model':9} {'batch':>5} " + " ".join(f"{c[1]:>21}" for c in cols) +
-          "  int8 / fp16+graph")
+          "  int8 vs torch  fp16 vs torch")
     for r in rows:
         cells = []
         for key, _ in cols:
@@ -142,7 +146,9 @@ def main():
             cells.append(f"{'-':>21}" if ms is None else
                          f"{ms:8.3f} ms {ips(r['batch'], ms):8.0f}/s")
         ratio = r["torch_fp16_graph"] / r["minfer_int8_dev"]
-        print(f"{r['model']:9} {r['batch']:5} " + " ".join(cells) + f"  {ratio:6.2f}x")
+        ratio16 = r["torch_fp16_graph"] / r["minfer_fp16_dev"]
+        print(f"{r['model']:9} {r['batch']:5} " + " ".join(cells) +
+              f"  {ratio:12.2f}x {ratio16:12.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -18,6 +18,7 @@ std::vector<PassReport> PassManager::run(Graph& g, const SessionOptions& options
   std::vector<PassReport> reports;
   for (const Pass& pass : passes_) {
     if (pass.level > options.optimization_level) continue;
+    if (pass.when && !pass.when(options)) continue;
     if (std::find(options.disabled_passes.begin(), options.disabled_passes.end(), pass.name) !=
         options.disabled_passes.end())
       continue;

@@ -21,6 +21,8 @@ struct Pass {
   int level = 1;  // the lowest optimization level that runs it
   // Rewrites the graph, noting each change; returns true if it changed anything.
   std::function<bool(Graph&, PassLog&)> run;
+  // Runs only for the sessions this accepts (null: every session), e.g. precision fp16.
+  std::function<bool(const SessionOptions&)> when;
 };
 
 struct PassReport {

@@ -121,6 +121,12 @@ Session::Session(Graph graph, SessionOptions options) : impl_(std::make_unique<I
           "QuantizeLinear/DequantizeLinear into int8 kernels), got " +
               std::to_string(options.optimization_level));
   }
+  if (options.precision == Precision::fp16) {
+    check(!options.device.is_cpu(), ErrorCode::Unsupported,
+          "precision fp16 runs on CUDA only; on the CPU use fp32 or int8");
+    check(!is_quantized(graph), ErrorCode::InvalidArgument,
+          "precision fp16: graph '" + graph.name + "' is quantized; fp16 takes an fp32 model");
+  }
   graph.infer_shapes();
   optimize(graph, options);
   verify(graph);

@@ -168,6 +168,8 @@ int cmd_inspect(const Argv& argv) {
     j.set("arena_bytes", plan ? Json(plan->arena_bytes) : Json());
     j.set("naive_bytes", plan ? Json(plan->naive_bytes) : Json());
     j.set("kernels", plan ? kernels_json(*plan) : Json());
+    if (!options.device.is_cpu())  // GPU memory: weights as packed + one run's device arena
+      j.set("device_bytes", plan ? Json(plan->device_bytes) : Json());
     if (args.has("--passes")) {
       Json passes = Json::array();
       for (const PassReport& r : reports) {
@@ -247,6 +249,9 @@ int cmd_inspect(const Argv& argv) {
     tot.add({"arena", format_bytes(double(plan->arena_bytes)) + " " + at + " (naive " +
                           format_bytes(double(plan->naive_bytes)) + saving + ")"});
     tot.add({"kernels", kernels_text(*plan)});
+    if (!options.device.is_cpu())
+      tot.add({"GPU memory", format_bytes(double(plan->device_bytes)) + " " + at +
+                                 " (weights as packed + one run's arena)"});
   }
   std::fputs(tot.str("  ", /*header=*/false).c_str(), stdout);
   for (const char* opt : {"--dot", "--dot-optimized"})

@@ -114,7 +114,7 @@ void add_model_options(ArgParser& p) {
 
 void add_session_options(ArgParser& p) {
   p.option("--device", "D", "cpu or cuda (default cpu)");
-  p.option("--precision", "P", "fp32 or int8 (default fp32)");
+  p.option("--precision", "P", "fp32, int8 or fp16 (CUDA only) (default fp32)");
   add_int8_options(p);  // --calib...: calibration for --precision int8 (tools/int8_cli.h)
   p.option("--threads", "N", "CPU threads (default 0 = all cores)");
   p.option("--opt-level", "N", "graph optimization level 0..3 (default 2)");
@@ -207,8 +207,10 @@ SessionOptions session_options(const Args& args) {
     o.precision = Precision::fp32;
   } else if (precision == "int8") {
     o.precision = Precision::int8;  // load_model quantized the graph (quantize_for_precision)
+  } else if (precision == "fp16") {
+    o.precision = Precision::fp16;  // CUDA only: the Session refuses it on the CPU
   } else {
-    throw UsageError("--precision expects fp32 or int8, got '" + precision + "'");
+    throw UsageError("--precision expects fp32, int8 or fp16, got '" + precision + "'");
   }
   o.threads = static_cast<int>(args.get_int("--threads", 0, 0, 1024));
   o.optimization_level = static_cast<int>(args.get_int("--opt-level", 2, 0, 3));
@@ -223,7 +225,14 @@ int effective_threads(const SessionOptions& o) {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-const char* precision_name(Precision p) { return p == Precision::fp32 ? "fp32" : "int8"; }
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::int8: return "int8";
+    case Precision::fp16: return "fp16";
+  }
+  return "?";
+}
 
 std::string describe_options(const SessionOptions& o) {
   const int threads = effective_threads(o);

@@ -74,7 +74,8 @@ class QConvCuda final : public Kernel {
       return false;
     QConvCuda probe(GemmPath::Igemm);
     probe.read_dims(ctx);
-    return igemm_accepts(probe.conv_.c, probe.conv_.win.kh * probe.conv_.win.kw * probe.conv_.cg);
+    const Window2d win = igemm_window(probe.conv_.win, probe.conv_.c);
+    return igemm_accepts(probe.conv_.c, win.kh * win.kw * probe.conv_.cg);
   }
 
   void prepare(PrepareContext& ctx) override;
@@ -133,7 +134,9 @@ void QConvCuda::upload_weights(PrepareContext& ctx, const int8::OutputStage& st)
   const Tensor& w = *ctx.inputs[1].constant;
   const Tensor* bias =
       ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant : nullptr;
-  const int taps = conv_.win.kh * conv_.win.kw, cg = conv_.cg;
+  // The implicit GEMM may read a wider window (igemm_window): its extra taps stay zero.
+  const int kh = conv_.win.kh, kw = conv_.win.kw, cg = conv_.cg;
+  const int kw_read = path_ == GemmPath::Igemm ? igemm_.win.kw : kw;
   const int rows = std::max(ldc_, m_);
   std::vector<int8_t> packed(size_t(rows) * ld_, 0);
   std::vector<int32_t> params(size_t(4) * m_);
@@ -142,11 +145,12 @@ void QConvCuda::upload_weights(PrepareContext& ctx, const int8::OutputStage& st)
   for (int m = 0; m < m_; ++m) {
     int64_t sum = 0;
     for (int c = 0; c < cg; ++c)
-      for (int t = 0; t < taps; ++t) {
-        const int8_t v = wp[(int64_t(m) * cg + c) * taps + t];
-        packed[size_t(m) * ld_ + t * cg + c] = v;
-        sum += v;
-      }
+      for (int ky = 0; ky < kh; ++ky)
+        for (int kx = 0; kx < kw; ++kx) {
+          const int8_t v = wp[((int64_t(m) * cg + c) * kh + ky) * kw + kx];
+          packed[size_t(m) * ld_ + (ky * kw_read + kx) * cg + c] = v;
+          sum += v;
+        }
     const int64_t b = bias ? bias->data<int32_t>()[m] : 0;
     params[m] = int8::wrap_int32(b - int64_t{x_zero_point_} * sum);
     if (st.int8_out) {
@@ -175,10 +179,12 @@ void QConvCuda::plan_gemm(const PrepareContext& ctx) {
   const Window2d& w = conv_.win;
   k_ = w.kh * w.kw * conv_.cg;
   if (path_ == GemmPath::Igemm) {
-    ld_ = int(round_up(k_, 64));  // whole 64-byte k tiles
+    const Window2d read = igemm_window(w, conv_.c);
+    const int k_read = read.kh * read.kw * conv_.cg;
+    ld_ = int(round_up(k_read, 64));  // whole 64-byte k tiles
     ldc_ = m_;
     rows_ = conv_.n * w.oh * w.ow;
-    igemm_ = {conv_.c, m_, k_, ld_, rows_, 0, w};
+    igemm_ = {conv_.c, m_, k_read, ld_, rows_, 0, read};
     igemm_plan_ = igemm_plan(igemm_, ctx.device_context->sm_count);
     return;
   }

@@ -20,6 +20,8 @@ void register_fp32_kernels(OpRegistry& registry);       // MaxPool, GlobalAverag
 void register_layout_kernels(OpRegistry& registry);     // Flatten..Identity, Transpose, Slice, Pad
 void register_int8_conv_kernels(OpRegistry& registry);  // QConv, QGemm
 void register_int8_kernels(OpRegistry& registry);       // Q/DQ, QAdd, QMaxPool, QGlobalAveragePool
+void register_half_kernels(OpRegistry& registry);       // the fp16 ops: HConv, HMaxPool, ...
+void register_space_to_depth_kernel(OpRegistry& registry);  // SpaceToDepthNhwc
 
 // The most elements a CUDA kernel takes in one tensor: its device code indexes with int.
 inline constexpr int64_t kMaxElements = (int64_t{1} << 31) - 1;

@@ -96,12 +96,16 @@ struct IgemmConv {
   int8_t x_zero_point = 0;
   Window2d win;
 };
-// Whether the implicit GEMM takes a conv of c input channels and k = kh * kw * c: any k when
-// c is a multiple of 16 (16-byte copies), else k up to kMaxGatherK (the byte gather's table).
+// Whether the implicit GEMM takes a conv of c input bytes per pixel and k = kh * kw * c (kw
+// from igemm_window): any k when c is a multiple of 16 (16-byte copies) or 4 or 8 (whole
+// pixels), else k up to kMaxGatherK (the byte gather's table).
 inline constexpr int kMaxGatherK = 4096;
 bool igemm_accepts(int c, int k);
+// The window as the implicit GEMM reads it: for pixels of 4 or 8 bytes, kw padded so that a
+// window row fills whole 16-byte chunks (whole-pixel copies); the added taps get zero weights.
+Window2d igemm_window(const Window2d& win, int c_bytes);
 // The output tile of one thread block (rows x channels), and how many blocks split K.
-enum class IgemmTile { L128x128, L128x64, S64x64, XS32x64 };
+enum class IgemmTile { L256x64, L128x128, L128x64, S64x64, XS32x64 };
 struct IgemmPlan {
   IgemmTile tile = IgemmTile::L128x128;
   int splits = 1;
@@ -118,6 +122,52 @@ void igemm_prepare(IgemmTile tile);
 void qconv_igemm(const int8_t* x, const int8_t* w, const IgemmConv& cv, const QStage& st,
                  const int8_t* z, void* y, const IgemmPlan& plan, void* workspace,
                  cudaStream_t stream);
+
+// ---- half_igemm.cu: fp16 HConv as one implicit GEMM (fp32 accumulate) -------------------
+
+// The fp16 output stage: y = act(acc + bias[m] + z), rounded to fp16 once.
+struct HStage {
+  const float* bias = nullptr;  // [m], or null
+  Clamp act;
+  bool residual = false;
+};
+// The conv as igemm takes it, in bytes: c = 2 * C, k = 2 * kh * kw * C, ld a multiple of 64
+// bytes; x_zero_point 0 (padding reads +0.0).
+// (win as igemm_window gives it for 2 * c bytes.)
+IgemmConv half_igemm_conv(int c, int m, int rows, const Window2d& win);
+// Split K: the fp32 partial sums of each split, summed in split order (deterministic).
+size_t hconv_workspace_bytes(const IgemmConv& cv, const IgemmPlan& plan);
+void hconv_prepare(IgemmTile tile);
+// y[p * m + c] = stage(sum over k of A[p, k] * w[c][k]) over fp16 NHWC x, z, y and fp16
+// weights [m][ld / 2]; x, w, z 16-byte aligned; `workspace` 256-byte aligned.
+void hconv_igemm(const void* x, const void* w, const IgemmConv& cv, const HStage& st,
+                 const void* z, void* y, const IgemmPlan& plan, void* workspace,
+                 cudaStream_t stream);
+
+// ---- half_ops.cu: fp16 layout changes and pools -------------------------------------------
+
+// x float [n][c][hw] -> y fp16 [n][hw][c], rounded to nearest even; and back.
+void to_half_nhwc(const float* x, void* y, int n, int c, int hw, cudaStream_t stream);
+void from_half_nhwc(const void* x, float* y, int n, int c, int hw, cudaStream_t stream);
+// MaxPool over fp16 NHWC [n, h, w, c]; a window that sees no input gives -inf.
+void hmax_pool_nhwc(const void* x, void* y, int n, int c, const Window2d& win,
+                    cudaStream_t stream);
+// y[i][c] = mean over hw of fp16 x[i][hw][c], in float.
+void hglobal_avg_pool(const void* x, float* y, int n, int hw, int c, cudaStream_t stream);
+
+// ---- space_to_depth.cu: SpaceToDepthNhwc --------------------------------------------------
+
+// x [n][c][h][w] -> y [n][h / block][w / block][channels] (ops/space_to_depth_nhwc.h);
+// elements of elem_size bytes (1, 2 or 4), float to fp16 when `half`, float to int8 as
+// QuantizeLinear when `quantize`. `pad` points to one output element on the host.
+struct SpaceToDepth {
+  int n = 1, c = 1, h = 1, w = 1, block = 2, channels = 4, elem_size = 1;
+  bool half = false, quantize = false;
+  float scale = 1.f;
+  int32_t zero_point = 0;
+};
+void space_to_depth_nhwc(const void* x, void* y, const SpaceToDepth& s, const void* pad,
+                         cudaStream_t stream);
 
 // ---- int8_ops.cu: QuantizeLinear, DequantizeLinear, QAdd, pooling ------------------------
 

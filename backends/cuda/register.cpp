@@ -13,6 +13,8 @@ void register_cuda_kernels(OpRegistry& registry) {
   cuda::register_layout_kernels(registry);
   cuda::register_int8_conv_kernels(registry);
   cuda::register_int8_kernels(registry);
+  cuda::register_half_kernels(registry);
+  cuda::register_space_to_depth_kernel(registry);
 }
 
 }  // namespace minfer

@@ -16,5 +16,8 @@ bool fuse_conv_bias(Graph& g, PassLog& log);        // Conv + Add(per-channel co
 bool fuse_conv_residual(Graph& g, PassLog& log);    // Conv + Add(shortcut) [+ Relu]
 bool fuse_conv_activation(Graph& g, PassLog& log);  // Conv + Relu/Clip
 bool fuse_gemm(Graph& g, PassLog& log);             // MatMul + Add -> Gemm; Gemm + Relu/Clip
+bool lower_to_fp16(Graph& g, PassLog& log);         // convs and pools to fp16 NHWC (precision fp16)
+bool space_to_depth_stems(Graph& g, PassLog& log);  // stride-2 RGB stems as stride 1 (CUDA)
+bool pad_stem_channels(Graph& g, PassLog& log);     // NHWC int8/fp16 stems to 4 channels (CUDA)
 
 }  // namespace minfer::passes

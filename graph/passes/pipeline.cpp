@@ -15,18 +15,25 @@ bool infer_shapes(Graph& g, PassLog&) {
 
 const PassManager& default_pipeline() {
   static const PassManager pm({
-      {"int8-qdq-folding", 2, passes::fold_qdq},  // before constant folding eats weight DQs
-      {"constant-folding", 1, passes::fold_constants},
-      {"dropout-elimination", 1, passes::eliminate_dropout},
-      {"identity-elimination", 1, passes::eliminate_identities},
-      {"dead-code-elimination", 1, passes::eliminate_dead_code},
-      {"shape-inference", 1, passes::infer_shapes},
-      {"batchnorm-folding", 2, passes::fold_batchnorm},
-      {"conv-bias-fusion", 2, passes::fuse_conv_bias},
-      {"conv-residual-fusion", 2, passes::fuse_conv_residual},
-      {"conv-activation-fusion", 2, passes::fuse_conv_activation},
-      {"gemm-fusion", 2, passes::fuse_gemm},
-      {"dead-code-elimination-final", 2, passes::eliminate_dead_code},
+      {"int8-qdq-folding", 2, passes::fold_qdq, {}},  // before constant folding eats weight DQs
+      {"constant-folding", 1, passes::fold_constants, {}},
+      {"dropout-elimination", 1, passes::eliminate_dropout, {}},
+      {"identity-elimination", 1, passes::eliminate_identities, {}},
+      {"dead-code-elimination", 1, passes::eliminate_dead_code, {}},
+      {"shape-inference", 1, passes::infer_shapes, {}},
+      {"batchnorm-folding", 2, passes::fold_batchnorm, {}},
+      {"conv-bias-fusion", 2, passes::fuse_conv_bias, {}},
+      {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},
+      {"conv-activation-fusion", 2, passes::fuse_conv_activation, {}},
+      {"gemm-fusion", 2, passes::fuse_gemm, {}},
+      // After the fusions, so that whole FusedConvs (bias, residual, activation) go to fp16.
+      {"fp16-lowering", 0, passes::lower_to_fp16,
+       [](const SessionOptions& o) { return o.precision == Precision::fp16; }},
+      {"stem-space-to-depth", 2, passes::space_to_depth_stems,
+       [](const SessionOptions& o) { return !o.device.is_cpu(); }},
+      {"stem-channel-padding", 2, passes::pad_stem_channels,
+       [](const SessionOptions& o) { return !o.device.is_cpu(); }},
+      {"dead-code-elimination-final", 2, passes::eliminate_dead_code, {}},
   });
   return pm;
 }

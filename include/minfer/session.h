@@ -14,7 +14,9 @@ namespace minfer {
 // int8 asks for a quantized graph (see minfer/calibrate.h: Calibrator, then quantize_graph):
 // the Session checks that it is one and folds it into int8 kernels, and refuses an fp32 graph
 // rather than silently running it in fp32. A quantized graph runs in int8 either way.
-enum class Precision { fp32, int8 };
+// fp16 (CUDA only) runs the convolutions and pools of an fp32 graph in float16, channels
+// last, with float32 accumulation; weights are converted once when the plan is made.
+enum class Precision { fp32, int8, fp16 };
 
 struct SessionOptions {
   Device device = Device::cpu();

@@ -45,6 +45,11 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
   cases.push_back({2, 28, 28, 48, 384, 3, 3, 1, 1, 1, 1});
   cases.push_back({32, 32, 32, 3, 128, 3, 3, 1, 1, 1, 1});
   cases.push_back({1, 7, 7, 512, 512, 3, 3, 1, 1, 1, 1});
+  // Whole-pixel copies of 4 channels (the stem once padded to 4): 7x7 read as 7x8, 3x3 as 3x4.
+  cases.push_back({2, 15, 15, 4, 16, 7, 7, 2, 3, 1, 1});
+  cases.push_back({32, 32, 32, 4, 64, 3, 3, 1, 1, 1, 1});
+  // 64 channels over enough pixels for the 256x64 tile.
+  cases.push_back({16, 48, 48, 32, 64, 3, 3, 1, 1, 1, 1});
   std::mt19937 rng(42);
   std::map<std::string, int> runs;
   for (const QConvShape& cc : cases) {

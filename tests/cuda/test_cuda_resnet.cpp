@@ -171,5 +171,44 @@ TEST_CASE("A CUDA session takes inputs that are already on the GPU", "[cuda][res
   }
 }
 
+TEST_CASE("A CUDA session out of GPU memory throws OutOfMemory and stays usable", "[cuda][resnet]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the GPU out-of-memory test");
+    return;
+  }
+  SessionOptions options;
+  options.device = Device::cuda(0);
+  Session session(build_model("resnet18"), options);
+  const Tensor small = random_input({2, 3, 224, 224}, 11), large = random_input({64, 3, 224, 224}, 12);
+  const Tensor want = session.run_one(small);
+  {
+    // Everything the GPU has left but a few MiB, in blocks from 1 GiB down to 4 MiB.
+    auto dc = cuda::create_context(0);
+    std::vector<std::unique_ptr<DeviceMemory>> hog;
+    for (size_t block = size_t{1} << 30; block >= (size_t{4} << 20); block /= 2)
+      for (;;) {
+        try {
+          hog.push_back(std::make_unique<DeviceMemory>(*dc, block));
+        } catch (const Error& e) {
+          REQUIRE(e.code() == ErrorCode::OutOfMemory);
+          break;
+        }
+      }
+    INFO(hog.size() << " blocks taken");
+    // A new batch needs a new plan (weights and arena on the GPU): it cannot be had.
+    try {
+      session.run_one(large);
+      FAIL("a batch-64 plan fit in a full GPU");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::OutOfMemory);
+    }
+    require_equal(session.run_one(small), want);  // the planned batch still runs
+  }
+  // With the memory back, the session plans and runs the large batch, and still the small.
+  const Tensor on_gpu = session.run_one(large);
+  CHECK(on_gpu.dim(0) == 64);
+  require_equal(session.run_one(small), want);
+}
+
 }  // namespace
 }  // namespace minfer::test
