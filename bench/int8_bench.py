@@ -11,8 +11,8 @@ For each model, `minfer quantize` calibrates the built-in model (seeded weights)
   int8   `minfer bench MODEL_int8.onnx`  (the QDQ graph folded into int8 kernels)
   ORT    onnxruntime on MODEL_int8.onnx  (its own QDQ fusion, all graph optimizations)
 and prints median latencies, int8's speedup over fp32, and ORT / minfer-int8 (above 1 = minfer
-faster). --isas runs minfer int8 once per listed path (avx2, avxvnni, avx512vnni; 'auto' =
-the fastest the CPU has) through MINFER_INT8_ISA. Also prints the weight size fp32 -> int8.
+faster). --isas runs minfer int8 once per listed level (avx2, avxvnni, avx512, avx512vnni; 'auto' =
+the fastest the CPU has) through MINFER_ISA. Also prints the weight size fp32 -> int8.
 """
 import argparse
 import os
@@ -63,7 +63,7 @@ def main():
                 for isa in args.isas.split(","):
                     env = dict(os.environ)
                     if isa != "auto":
-                        env["MINFER_INT8_ISA"] = isa
+                        env["MINFER_ISA"] = isa
                     t_int8 = minfer_latency(args.minfer, path, batch, threads, args.iterations,
                                             env=env)
                     print(f"{model:<10} {batch:>5} {threads:>3} {isa:>10} {t_fp32:>9.2f} "

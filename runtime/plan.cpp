@@ -177,6 +177,8 @@ class PlanBuilder {
       step.kernel_name = "reference";
     }
     step.kernel->prepare(pctx);
+    if (std::string v = step.kernel->variant(); !v.empty()) step.kernel_name += " [" + v + "]";
+    ++plan_->stats.kernels[step.kernel_name];
     step.workspace_bytes = pctx.workspace_bytes;
     if (options_.verbose)
       std::fprintf(stderr, "[minfer] %-40s on %s with %s\n", n.describe().c_str(),

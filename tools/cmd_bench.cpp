@@ -10,6 +10,7 @@
 #include "tools/commands.h"
 #include "tools/format.h"
 #include "tools/json.h"
+#include "tools/kernel_report.h"
 #include "tools/model_loader.h"
 
 namespace minfer::cli {
@@ -157,6 +158,7 @@ int cmd_bench(const Argv& argv) {
     j.set("batch", batch);
     j.set("cuda_graph", plan_stats.cuda_graph);
     j.set("arena_bytes", plan_stats.arena_bytes);
+    j.set("kernels", kernels_json(plan_stats));
     if (!options.device.is_cpu()) j.set("device_bytes", plan_stats.device_bytes);
     j.set("device_input", device_input);
     j.set("warmup", warmup);
@@ -177,6 +179,7 @@ int cmd_bench(const Argv& argv) {
     std::printf("GPU memory of the plan %s (weights + one run's arena)%s\n",
                 format_bytes(plan_stats.device_bytes).c_str(),
                 plan_stats.cuda_graph ? " · replayed as a CUDA graph" : "");
+  std::printf("kernels %s\n", kernels_text(plan_stats).c_str());
   std::printf("\n");
   std::vector<std::string> header{""}, row{"latency (ms)"};
   for (const Stat& s : stats) {

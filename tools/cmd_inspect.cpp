@@ -8,6 +8,7 @@
 #include "tools/format.h"
 #include "tools/graph_stats.h"
 #include "tools/json.h"
+#include "tools/kernel_report.h"
 #include "tools/model_loader.h"
 
 namespace minfer::cli {
@@ -166,6 +167,7 @@ int cmd_inspect(const Argv& argv) {
     j.set("macs", st.macs);
     j.set("arena_bytes", plan ? Json(plan->arena_bytes) : Json());
     j.set("naive_bytes", plan ? Json(plan->naive_bytes) : Json());
+    j.set("kernels", plan ? kernels_json(*plan) : Json());
     if (!options.device.is_cpu())  // GPU memory: weights as packed + one run's device arena
       j.set("device_bytes", plan ? Json(plan->device_bytes) : Json());
     if (args.has("--passes")) {
@@ -246,6 +248,7 @@ int cmd_inspect(const Argv& argv) {
       saving = ", " + fixed(double(plan->naive_bytes) / double(plan->arena_bytes), 1) + "x less";
     tot.add({"arena", format_bytes(double(plan->arena_bytes)) + " " + at + " (naive " +
                           format_bytes(double(plan->naive_bytes)) + saving + ")"});
+    tot.add({"kernels", kernels_text(*plan)});
     if (!options.device.is_cpu())
       tot.add({"GPU memory", format_bytes(double(plan->device_bytes)) + " " + at +
                                  " (weights as packed + one run's arena)"});

@@ -1,13 +1,11 @@
-// OpenMP helpers for the CPU kernels: the only place with omp pragmas, so that the library
-// still builds (serially) with MINFER_WITH_OPENMP=OFF.
+// Parallel loops for the CPU kernels, on the task pool (task_pool.h): the caller and the pool's
+// workers claim pieces of the loop, so a thread the OS has not scheduled delays nobody.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "backends/cpu/task_pool.h"
 
 namespace minfer::cpu {
 
@@ -18,32 +16,38 @@ inline int threads_for(int64_t work, int threads, int64_t min_work_per_thread = 
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, useful)));
 }
 
-// f(i) for i in [0, n), statically split over `threads` threads.
+namespace detail {
+template <typename F>
+void call_task(void* f, int64_t i) {
+  (*static_cast<F*>(f))(i);
+}
+}  // namespace detail
+
+// f(i) for i in [0, n), in contiguous chunks (a few per thread, so that a late thread's
+// share is small) over up to `threads` threads.
 template <typename F>
 void parallel_for(int threads, int64_t n, F&& f) {
   if (threads <= 1 || n <= 1) {
     for (int64_t i = 0; i < n; ++i) f(i);
     return;
   }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int64_t i = 0; i < n; ++i) f(i);
+  const int64_t chunks = std::min<int64_t>(n, int64_t{4} * threads);
+  auto chunk = [&](int64_t c) {
+    for (int64_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) f(i);
+  };
+  run_tasks(threads, chunks, detail::call_task<decltype(chunk)>, &chunk);
 }
 
-// Runs f(thread_index, thread_count) once on each of up to `threads` threads.
+// Runs f(part, threads) once for each part in [0, threads), each part on one thread at a
+// time (the parts may share threads: a part's index, not the thread, owns its scratch).
 template <typename F>
 void parallel_region(int threads, F&& f) {
   if (threads <= 1) {
     f(0, 1);
     return;
   }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-  f(omp_get_thread_num(), omp_get_num_threads());
-#else
-  f(0, 1);
-#endif
+  auto part = [&](int64_t i) { f(static_cast<int>(i), threads); };
+  run_tasks(threads, threads, detail::call_task<decltype(part)>, &part);
 }
 
 // The [begin, end) share of part `i` of `n` items split into `parts` near-equal parts.

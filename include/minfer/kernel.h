@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "minfer/op_schema.h"
@@ -47,6 +48,9 @@ class Kernel {
   virtual void prepare(PrepareContext& ctx) { (void)ctx; }
   // Must be safe to call from several threads at once (all mutable state is in ctx).
   virtual void run(RunContext& ctx) const = 0;
+  // Which variant prepare() chose, shown after the kernel's name by --verbose, inspect and
+  // bench (e.g. the CPU ISA level "avx512vnni"); empty when there is only one.
+  virtual std::string variant() const { return {}; }
 };
 
 }  // namespace minfer

@@ -41,6 +41,8 @@ struct PlanStats {
   // of SessionOptions::cuda_graphs, a CPU step, a kernel that cannot be captured, or a failed
   // capture).
   bool cuda_graph = false;
+  // Steps per kernel, by the kernel's name and chosen variant ("cpu-int8-gemm [avx512vnni]").
+  std::map<std::string, size_t> kernels;
 };
 
 using NamedTensors = std::map<std::string, Tensor>;

@@ -1,6 +1,8 @@
-// Every int8 CPU kernel equals its reference kernel bit for bit, on every ISA path this CPU
-// has (each forced in turn), over many shapes, with 1 and 2 threads.
-#include "backends/cpu/int8/isa.h"
+// Every int8 CPU kernel equals its reference kernel bit for bit, on every ISA level this CPU
+// has (each capped in turn), over many shapes, with 1 and 2 threads.
+#include <cstdlib>
+
+#include "backends/cpu/isa.h"
 #include "int8/int8_test_util.h"
 #include "ops/int8/int8_ops.h"
 
@@ -39,6 +41,8 @@ Tensor run_cpu(const std::string& op, const std::string& domain, const std::vect
   REQUIRE(def != nullptr);
   std::unique_ptr<Kernel> k = def->create();
   k->prepare(pc);
+  if (op == "QConv" || op == "QGemm")  // the GEMM core runs at exactly the capped level
+    CHECK(k->variant() == cpu::isa_name(cpu::active_isa()));
   std::vector<uint8_t> ws(pc.workspace_bytes + 64);
   Tensor out(ic.outputs()[0].dtype, ic.outputs()[0].shape);
   RunContext rc;
@@ -51,7 +55,13 @@ Tensor run_cpu(const std::string& op, const std::string& domain, const std::vect
 }
 
 struct IsaGuard {
-  ~IsaGuard() { cpu::reset_int8_isa(); }
+  ~IsaGuard() { cpu::reset_isa_cap(); }
+};
+
+// Sets MINFER_ISA for one scope.
+struct EnvIsa {
+  explicit EnvIsa(const char* v) { setenv("MINFER_ISA", v, 1); }
+  ~EnvIsa() { unsetenv("MINFER_ISA"); }
 };
 
 }  // namespace
@@ -59,11 +69,11 @@ struct IsaGuard {
 TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "[int8]") {
   IsaGuard guard;
   std::mt19937 rng(42);
-  for (cpu::Int8Isa isa : cpu::supported_int8_isas()) {
-    cpu::set_int8_isa(isa);
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    cpu::set_isa_cap(isa);
     for (const QConvShape& cc : kQConvShapes) {
       for (QConvVariant variant : kQConvVariants) {
-        INFO(cpu::int8_isa_name(isa) << " " << cc << " " << qconv_variant_name(variant));
+        INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant));
         Attributes a;
         std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
         std::vector<bool> constant{false, true, true};
@@ -80,9 +90,10 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
     for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 10},
                            {7, 33, 17},
                            {13, 200, 40},
+                           {25, 70, 33},  // 12-row tiles and a remainder of 1
                            {2, 1, 3}}) {
       for (int variant = 0; variant < 2; ++variant) {
-        INFO(cpu::int8_isa_name(isa)
+        INFO(cpu::isa_name(isa)
              << " gemm " << n << "x" << k << "x" << m << " variant " << variant);
         Tensor x = random_i8(Shape{n, k}, rng);
         Tensor w = random_i8(Shape{m, k}, rng, -127, 127);
@@ -191,24 +202,55 @@ TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int
   }
 }
 
-TEST_CASE("int8 ISA selection can be forced and refuses what the CPU lacks", "[int8]") {
+TEST_CASE("ISA levels can be capped and a level the CPU lacks is refused", "[int8][isa]") {
   IsaGuard guard;
-  auto isas = cpu::supported_int8_isas();
-  REQUIRE(!isas.empty());
-  CHECK(isas.front() == cpu::Int8Isa::avx2);
-  for (auto isa : {cpu::Int8Isa::avx2, cpu::Int8Isa::avx_vnni, cpu::Int8Isa::avx512_vnni}) {
-    if (cpu::int8_isa_supported(isa)) {
-      cpu::set_int8_isa(isa);
-      CHECK(cpu::int8_isa() == isa);
+  auto isas = cpu::supported_isas();
+  REQUIRE(!isas.empty());  // the tests, like the int8 kernels, need AVX2
+  CHECK(isas.front() == cpu::Isa::avx2);
+  for (cpu::Isa isa : cpu::kAllIsas) {
+    if (cpu::isa_supported(isa)) {
+      cpu::set_isa_cap(isa);
+      CHECK(cpu::active_isa() == isa);
     } else {
-      CHECK_THROWS_AS(cpu::set_int8_isa(isa), Error);
+      CHECK_THROWS_AS(cpu::set_isa_cap(isa), Error);
+      EnvIsa env(cpu::isa_name(isa));
+      cpu::reset_isa_cap();
+      try {
+        cpu::active_isa();
+        FAIL("MINFER_ISA=" << cpu::isa_name(isa) << " was accepted on a CPU without it");
+      } catch (const Error& e) {
+        CHECK(e.code() == ErrorCode::Unsupported);
+        CHECK(std::string(e.what()).find("cannot run") != std::string::npos);
+      }
+      // Planning an int8 kernel under that cap is the same error, not an illegal instruction.
+      std::mt19937 rng(3);
+      Attributes a;
+      a.set("x_scale", 0.05f);
+      a.set("x_zero_point", int64_t{0});
+      a.set("w_scale", std::vector<float>{0.01f});
+      const std::vector<Tensor> in{random_i8(Shape{4, 16}, rng),
+                                   random_i8(Shape{8, 16}, rng, -127, 127)};
+      CHECK_THROWS_AS(run_cpu("QGemm", kMinferDomain, in, {false, true}, a, 1), Error);
     }
   }
-  cpu::reset_int8_isa();
-  CHECK(cpu::int8_isa() == isas.back());
-  WARN("int8 ISA paths on this CPU: " << [&] {
+  cpu::reset_isa_cap();
+  CHECK(cpu::active_isa() == isas.back());
+  {
+    EnvIsa env("avx2");
+    CHECK(cpu::active_isa() == cpu::Isa::avx2);
+  }
+  {
+    EnvIsa env("sse2");
+    try {
+      cpu::active_isa();
+      FAIL("MINFER_ISA=sse2 was accepted");
+    } catch (const Error& e) {
+      CHECK(e.code() == ErrorCode::InvalidArgument);
+    }
+  }
+  WARN("ISA levels on this CPU: " << [&] {
     std::string s;
-    for (auto i : isas) s += std::string(s.empty() ? "" : ", ") + cpu::int8_isa_name(i);
+    for (auto i : isas) s += std::string(s.empty() ? "" : ", ") + cpu::isa_name(i);
     return s;
   }());
 }

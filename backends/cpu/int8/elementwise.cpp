@@ -103,7 +103,7 @@ MINFER_TARGET_AVX2 void quantize_span(const float* x, int64_t n, float scale, in
 class QuantizeKernel final : public Kernel {
  public:
   static bool supports(const PrepareContext& ctx) {
-    return int8_isa_supported(Int8Isa::avx2) && constant_params(ctx) &&
+    return has_any_isa() && constant_params(ctx) &&
            ctx.inputs[0].dtype == DType::f32 &&
            (ctx.outputs[0].dtype == DType::i8 || ctx.outputs[0].dtype == DType::u8);
   }
@@ -157,7 +157,7 @@ class DequantizeKernel final : public Kernel {
  public:
   static bool supports(const PrepareContext& ctx) {
     const DType t = ctx.inputs[0].dtype;
-    return int8_isa_supported(Int8Isa::avx2) && constant_params(ctx) &&
+    return has_any_isa() && constant_params(ctx) &&
            (t == DType::i8 || t == DType::u8 || t == DType::i32);
   }
   void prepare(PrepareContext& ctx) override {
@@ -211,7 +211,7 @@ MINFER_TARGET_AVX2 void qadd_span(const int8_t* a, const int8_t* b, int64_t n,
 class QAddKernel final : public Kernel {
  public:
   static bool supports(const PrepareContext& ctx) {
-    return int8_isa_supported(Int8Isa::avx2) && ctx.inputs[0].shape.is_static() &&
+    return has_any_isa() && ctx.inputs[0].shape.is_static() &&
            ctx.inputs[0].shape == ctx.inputs[1].shape;
   }
   void prepare(PrepareContext& ctx) override { st_ = int8::parse_add_stage(ctx.node); }

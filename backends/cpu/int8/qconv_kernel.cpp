@@ -20,7 +20,7 @@ bool static_i8(const TensorInfo& t, size_t rank) {
 }  // namespace
 
 bool QConvKernel::supports(const PrepareContext& ctx) {
-  if (!int8_isa_supported(Int8Isa::avx2)) return false;
+  if (!has_any_isa()) return false;
   const bool gemm = ctx.node.op_type == "QGemm";
   const size_t rank = gemm ? 2 : 4;
   if (ctx.inputs.size() < 2 || !static_i8(ctx.inputs[0], rank) || !static_i8(ctx.inputs[1], rank) ||
@@ -72,24 +72,24 @@ void QConvKernel::prepare(PrepareContext& ctx) {
     d_.cg = g.in_channels_per_group();
     d_.mg = g.out_channels_per_group();
   }
+  contiguous_taps_ = d_.dw == 1 && d_.group == 1;
   direct_rows_ = gemm || (d_.kh == 1 && d_.kw == 1 && d_.sh == 1 && d_.sw == 1 && d_.pad_t == 0 &&
                           d_.pad_l == 0 && d_.group == 1);
   const bool residual = !gemm && ctx.inputs.size() > 3 && ctx.inputs[3].present;
   rq_ = q8::make_requant(int8::parse_output_stage(node, d_.m, residual), d_.m);
   x_zero_point_ = int8::x_zero_point(node);
 
-  isa_ = int8_isa();
-  geo_ = q8::gemm_geometry(isa_);
-  kernel_ = q8::micro_kernel(isa_);
+  kern_ = &q8::micro_kernels(active_isa());
+  const q8::MicroKernels& geo = *kern_;
   const int64_t K = d_.k();
-  kq_ = q8::k_steps(isa_, K);
+  kq_ = q8::k_steps(geo, K);
   a_stride_ = kq_ * 4;
 
   // Weights per group as [mg][K], k = (ky * kw + kx) * cg + c: the order of NHWC taps.
   const int8_t* wp = w.data<int8_t>();
   const Tensor* bias =
       ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant : nullptr;
-  const int32_t offset = q8::a_offset(isa_, x_zero_point_);
+  const int32_t offset = q8::a_offset(geo, x_zero_point_);
   const int64_t taps = d_.kh * d_.kw;
   packed_.clear();
   init_.clear();
@@ -99,8 +99,8 @@ void QConvKernel::prepare(PrepareContext& ctx) {
       for (int64_t c = 0; c < d_.cg; ++c)
         for (int64_t t = 0; t < taps; ++t)
           wg[j * K + t * d_.cg + c] = wp[((g * d_.mg + j) * d_.cg + c) * taps + t];
-    packed_.emplace_back(isa_, wg.data(), d_.mg, K);
-    std::vector<int32_t> init(static_cast<size_t>(packed_.back().blocks() * geo_.nr), 0);
+    packed_.emplace_back(geo, wg.data(), d_.mg, K);
+    std::vector<int32_t> init(static_cast<size_t>(packed_.back().blocks() * geo.nr), 0);
     for (int64_t j = 0; j < d_.mg; ++j) {
       int64_t b = bias ? bias->data<int32_t>()[g * d_.mg + j] : 0;
       init[j] = int8::wrap_int32(b - int64_t{offset} * packed_.back().row_sums()[j]);
@@ -109,8 +109,8 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   }
 
   const int64_t rows = d_.rows();
-  const int64_t rows_rounded = (rows + geo_.mr - 1) / geo_.mr * geo_.mr;
-  block_rows_ = std::max<int64_t>(geo_.mr, kBlockBytes / a_stride_ / geo_.mr * geo_.mr);
+  const int64_t rows_rounded = (rows + geo.mr - 1) / geo.mr * geo.mr;
+  block_rows_ = std::max<int64_t>(geo.mr, kBlockBytes / a_stride_ / geo.mr * geo.mr);
   block_rows_ = std::min(block_rows_, rows_rounded);
   per_thread_bytes_ = static_cast<size_t>((block_rows_ * a_stride_ + K + 63) / 64 * 64);
   threads_ = std::max(1, ctx.threads);
@@ -124,13 +124,28 @@ const int8_t* QConvKernel::im2col_row(const int8_t* x, int64_t p, int64_t g, int
   const int8_t* image = x + n * d_.h * d_.w * d_.c + g * d_.cg;
   for (int64_t ky = 0; ky < d_.kh; ++ky) {
     const int64_t iy = oy * d_.sh - d_.pad_t + ky * d_.dh;
+    int8_t* row = buf + ky * d_.kw * d_.cg;
+    if (iy < 0 || iy >= d_.h) {
+      std::memset(row, x_zero_point_, d_.kw * d_.cg);  // real 0: contributes nothing
+      continue;
+    }
+    const int64_t ix0 = ox * d_.sw - d_.pad_l;
+    if (contiguous_taps_) {
+      // The taps of one kernel row are adjacent pixels of all channels: one copy.
+      const int64_t kx0 = std::clamp<int64_t>(-ix0, 0, d_.kw);
+      const int64_t kx1 = std::clamp<int64_t>(d_.w - ix0, kx0, d_.kw);
+      std::memset(row, x_zero_point_, kx0 * d_.cg);
+      std::memcpy(row + kx0 * d_.cg, image + (iy * d_.w + ix0 + kx0) * d_.c, (kx1 - kx0) * d_.c);
+      std::memset(row + kx1 * d_.cg, x_zero_point_, (d_.kw - kx1) * d_.cg);
+      continue;
+    }
     for (int64_t kx = 0; kx < d_.kw; ++kx) {
-      const int64_t ix = ox * d_.sw - d_.pad_l + kx * d_.dw;
-      int8_t* dst = buf + (ky * d_.kw + kx) * d_.cg;
-      if (iy >= 0 && iy < d_.h && ix >= 0 && ix < d_.w)
+      const int64_t ix = ix0 + kx * d_.dw;
+      int8_t* dst = row + kx * d_.cg;
+      if (ix >= 0 && ix < d_.w)
         std::memcpy(dst, image + (iy * d_.w + ix) * d_.c, d_.cg);
       else
-        std::memset(dst, x_zero_point_, d_.cg);  // real 0: contributes nothing
+        std::memset(dst, x_zero_point_, d_.cg);
     }
   }
   return buf;
@@ -142,22 +157,23 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
   int8_t* tmp = reinterpret_cast<int8_t*>(workspace + block_rows_ * a_stride_);
   const int64_t K = d_.k();
   for (int64_t p = p0; p < p1; ++p)
-    q8::pack_a_row(isa_, im2col_row(x, p, g, tmp), K, kq_, a + (p - p0) * a_stride_);
-  alignas(64) int32_t c[8 * 32];
+    kern_->pack_a_row(im2col_row(x, p, g, tmp), K, kq_, a + (p - p0) * a_stride_);
+  alignas(64) int32_t c[q8::kMaxTileInts];
+  const q8::MicroKernels& geo = *kern_;
   const q8::PackedWeights& pw = packed_[g];
   for (int64_t b = b0; b < b1; ++b) {
-    const int64_t cols = std::min<int64_t>(geo_.nr, d_.mg - b * geo_.nr);
-    const int64_t c0 = g * d_.mg + b * geo_.nr;
-    const int32_t* init = init_[g].data() + b * geo_.nr;
-    for (int64_t r0 = p0; r0 < p1; r0 += geo_.mr) {
-      const int rows = static_cast<int>(std::min<int64_t>(geo_.mr, p1 - r0));
-      kernel_(a + (r0 - p0) * a_stride_, a_stride_, pw.block(b), kq_, rows, init, c);
+    const int64_t cols = std::min<int64_t>(geo.nr, d_.mg - b * geo.nr);
+    const int64_t c0 = g * d_.mg + b * geo.nr;
+    const int32_t* init = init_[g].data() + b * geo.nr;
+    for (int64_t r0 = p0; r0 < p1; r0 += geo.mr) {
+      const int rows = static_cast<int>(std::min<int64_t>(geo.mr, p1 - r0));
+      geo.micro(a + (r0 - p0) * a_stride_, a_stride_, pw.block(b), kq_, rows, init, c);
       const int64_t out = r0 * d_.m + c0;
       if (rq_.int8_out)
-        q8::requant_tile(rq_, c, geo_.nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m,
+        q8::requant_tile(rq_, c, geo.nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m,
                          z ? z + out : nullptr);
       else
-        q8::dequant_tile(rq_, c, geo_.nr, rows, c0, cols, static_cast<float*>(y) + out, d_.m);
+        q8::dequant_tile(rq_, c, geo.nr, rows, c0, cols, static_cast<float*>(y) + out, d_.m);
     }
   }
 }
@@ -173,7 +189,7 @@ void QConvKernel::run(RunContext& ctx) const {
   const int64_t blocks = packed_[0].blocks();
   int64_t row_blocks = (rows + block_rows_ - 1) / block_rows_;
   int64_t chunks = 1;
-  if (threads > 1 && rows >= 2 * threads * geo_.mr) {
+  if (threads > 1 && rows >= 2 * threads * kern_->mr) {
     // Equal row blocks, a multiple of the thread count of them.
     row_blocks = (row_blocks + threads - 1) / threads * threads;
   } else if (row_blocks * d_.group < threads) {
@@ -182,7 +198,7 @@ void QConvKernel::run(RunContext& ctx) const {
         std::min<int64_t>(blocks, (threads + row_blocks * d_.group - 1) / (row_blocks * d_.group));
   }
   const int64_t block_rows =
-      ((rows + row_blocks - 1) / row_blocks + geo_.mr - 1) / geo_.mr * geo_.mr;
+      ((rows + row_blocks - 1) / row_blocks + kern_->mr - 1) / kern_->mr * kern_->mr;
   row_blocks = (rows + block_rows - 1) / block_rows;
   const int64_t tasks = row_blocks * d_.group * chunks;
   parallel_region(threads, [&](int tid, int nt) {
@@ -196,5 +212,7 @@ void QConvKernel::run(RunContext& ctx) const {
     }
   });
 }
+
+std::string QConvKernel::variant() const { return kern_ ? isa_name(kern_->isa) : ""; }
 
 }  // namespace minfer::cpu

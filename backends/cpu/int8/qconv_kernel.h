@@ -24,6 +24,7 @@ class QConvKernel final : public Kernel {
 
   void prepare(PrepareContext& ctx) override;
   void run(RunContext& ctx) const override;
+  std::string variant() const override;  // the ISA level, e.g. "avx512vnni"
 
  private:
   struct Dims {
@@ -43,9 +44,8 @@ class QConvKernel final : public Kernel {
 
   Dims d_;
   bool direct_rows_ = false;  // 1x1, stride 1, no padding, one group: rows are the input
-  Int8Isa isa_ = Int8Isa::avx2;
-  q8::GemmGeometry geo_;
-  q8::MicroKernel kernel_ = nullptr;
+  bool contiguous_taps_ = false;  // dilation 1 along x, one group: a kernel row is one run
+  const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
   std::vector<q8::PackedWeights> packed_;   // per group
   std::vector<std::vector<int32_t>> init_;  // per group: bias - offset * row sums, padded
   q8::Requant rq_;

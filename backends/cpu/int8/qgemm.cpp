@@ -3,49 +3,43 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "minfer/error.h"
 
 namespace minfer::cpu::q8 {
 
-GemmGeometry gemm_geometry(Int8Isa isa) {
-  switch (isa) {
-    case Int8Isa::avx2:
-      return {6, 16, 2};
-    case Int8Isa::avx_vnni:
-      return {6, 16, 4};
-    case Int8Isa::avx512_vnni:
-      return {8, 32, 4};
-  }
-  return {};
+namespace {
+
+// The tables compiled into this build, lowest level first.
+const MicroKernels* const kCompiled[] = {
+#ifdef MINFER_HAVE_ISA_avx2
+    &isa_avx2::kInt8MicroKernels,
+#endif
+#ifdef MINFER_HAVE_ISA_avxvnni
+    &isa_avxvnni::kInt8MicroKernels,
+#endif
+#ifdef MINFER_HAVE_ISA_avx512
+    &isa_avx512::kInt8MicroKernels,
+#endif
+#ifdef MINFER_HAVE_ISA_avx512vnni
+    &isa_avx512vnni::kInt8MicroKernels,
+#endif
+    nullptr};
+
+}  // namespace
+
+const MicroKernels& micro_kernels(Isa isa) {
+  const MicroKernels* best = nullptr;
+  for (const MicroKernels* k : kCompiled)
+    if (k && k->isa <= isa && isa_supported(k->isa)) best = k;
+  check(best != nullptr, ErrorCode::Unsupported,
+        std::string("no int8 CPU kernel of this build runs at ISA level ") + isa_name(isa));
+  return *best;
 }
 
-int32_t a_offset(Int8Isa isa, int32_t x_zero_point) {
-  return isa == Int8Isa::avx2 ? x_zero_point : x_zero_point + 128;
-}
-
-MicroKernel micro_kernel(Int8Isa isa) {
-  switch (isa) {
-    case Int8Isa::avx2:
-      return micro_kernel_avx2;
-    case Int8Isa::avx_vnni:
-      return micro_kernel_avx_vnni;
-    case Int8Isa::avx512_vnni:
-      return micro_kernel_avx512_vnni;
-  }
-  return nullptr;
-}
-
-void pack_a_row(Int8Isa isa, const int8_t* x, int64_t k, int64_t kq, uint8_t* out) {
-  if (isa == Int8Isa::avx2)
-    pack_a_row_avx2(x, k, kq, out);
-  else
-    pack_a_row_vnni(x, k, kq, out);
-}
-
-PackedWeights::PackedWeights(Int8Isa isa, const int8_t* w, int64_t n, int64_t k) {
-  const GemmGeometry geo = gemm_geometry(isa);
-  kq_ = k_steps(isa, k);
+PackedWeights::PackedWeights(const MicroKernels& geo, const int8_t* w, int64_t n, int64_t k) {
+  kq_ = k_steps(geo, k);
   blocks_ = (n + geo.nr - 1) / geo.nr;
   block_bytes_ = static_cast<size_t>(kq_) * geo.nr * 4;
   const size_t total = std::max<size_t>(64, (block_bytes_ * blocks_ + 63) / 64 * 64);

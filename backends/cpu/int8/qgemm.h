@@ -1,49 +1,44 @@
 // The int8 GEMM core shared by QConv and QGemm on the CPU: packed weights, packed activation
-// rows and one register-tile micro-kernel per ISA path (backends/cpu/int8/isa.h).
+// rows and one register-tile micro-kernel per ISA level (backends/cpu/isa/qgemm_micro.cpp,
+// compiled once per level; chosen by backends/cpu/isa.h).
 //
 //   C[r][j] = init[j] + sum over k of A[r][k] * W[j][k]        (int32, wrapping)
 //
-// AVX2 widens both operands to int16 and uses vpmaddwd (k in pairs): vpmaddubsw would be
-// faster but saturates its int16 pair sums. The VNNI paths use vpdpbusd (k in quads), which
-// multiplies unsigned by signed bytes: activations are stored as x + 128 (x ^ 0x80), and the
-// caller folds -128 * sum(W[j]) into init[j] (see a_offset()).
+// avx2/avx512 widen both operands to int16 and use vpmaddwd (k in pairs). The VNNI levels use
+// vpdpbusd (k in quads), which multiplies unsigned by signed bytes: activations are stored as
+// x + 128 (x ^ 0x80), and the caller folds -128 * sum(W[j]) into init[j] (see a_offset()).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
-#include "backends/cpu/int8/isa.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/isa/isa_kernels.h"
 
-// Compiles one function for an ISA the build's baseline may lack (dispatched at run time).
+// Compiles one function for AVX2 in a build whose baseline may lack it (the int8 requantize,
+// quantize and pooling loops; dispatched at run time by has_any_isa()).
 #define MINFER_TARGET(isa) __attribute__((target(isa)))
 #define MINFER_TARGET_AVX2 MINFER_TARGET("avx2,fma")
 
 namespace minfer::cpu::q8 {
 
-struct GemmGeometry {
-  int mr = 6;     // rows (output pixels) per micro-tile
-  int nr = 16;    // output channels per micro-tile and per packed weight block
-  int kstep = 2;  // k values per 32-bit lane: 2 (int16 pairs) or 4 (byte quads)
-};
-GemmGeometry gemm_geometry(Int8Isa isa);
+// The largest tile any level writes (rows x channels), for callers' stack buffers.
+inline constexpr int kMaxTileInts = 12 * 32;
+
+// The micro-kernels of the highest compiled level <= isa that this CPU supports; throws
+// Unsupported when there is none.
+const MicroKernels& micro_kernels(Isa isa);
 
 // The constant every packed activation is offset by, plus the input zero point: the
-// accumulator init of channel j is bias[j] - a_offset(isa, zx) * sum_k W[j][k].
-int32_t a_offset(Int8Isa isa, int32_t x_zero_point);
-
-// Micro-kernel: for r < rows (rows <= mr), C[r * nr + j] = init[j] + sum over k-steps of the
-// packed row a + r * a_stride (kq lanes of 4 bytes) times the packed weight block b.
-using MicroKernel = void (*)(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq,
-                             int rows, const int32_t* init, int32_t* c);
-MicroKernel micro_kernel(Int8Isa isa);
-
-// Packs one row of K int8 activations into kq lanes (int16 for AVX2, x ^ 0x80 for VNNI).
-void pack_a_row(Int8Isa isa, const int8_t* x, int64_t k, int64_t kq, uint8_t* out);
-inline int64_t k_steps(Int8Isa isa, int64_t k) {
-  const int s = gemm_geometry(isa).kstep;
-  return (k + s - 1) / s;
+// accumulator init of channel j is bias[j] - a_offset(k, zx) * sum_k W[j][k].
+inline int32_t a_offset(const MicroKernels& k, int32_t x_zero_point) {
+  return x_zero_point + k.a_offset;
+}
+inline int64_t k_steps(const MicroKernels& kern, int64_t k) {
+  return (k + kern.kstep - 1) / kern.kstep;
 }
 
 // Weights W [n][k] (row j = output channel j) packed into ceil(n / nr) blocks of nr channels
@@ -51,7 +46,7 @@ inline int64_t k_steps(Int8Isa isa, int64_t k) {
 class PackedWeights {
  public:
   PackedWeights() = default;
-  PackedWeights(Int8Isa isa, const int8_t* w, int64_t n, int64_t k);
+  PackedWeights(const MicroKernels& kern, const int8_t* w, int64_t n, int64_t k);
 
   const uint8_t* block(int64_t b) const { return data_.get() + b * block_bytes_; }
   int64_t blocks() const { return blocks_; }
@@ -68,15 +63,5 @@ class PackedWeights {
   int64_t blocks_ = 0, kq_ = 0;
   std::vector<int32_t> row_sums_;
 };
-
-// The per-ISA micro-kernels (qgemm_avx2.cpp, qgemm_vnni.cpp).
-void micro_kernel_avx2(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, int rows,
-                       const int32_t* init, int32_t* c);
-void micro_kernel_avx_vnni(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq,
-                           int rows, const int32_t* init, int32_t* c);
-void micro_kernel_avx512_vnni(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq,
-                              int rows, const int32_t* init, int32_t* c);
-void pack_a_row_avx2(const int8_t* x, int64_t k, int64_t kq, uint8_t* out);
-void pack_a_row_vnni(const int8_t* x, int64_t k, int64_t kq, uint8_t* out);
 
 }  // namespace minfer::cpu::q8

@@ -1,0 +1,119 @@
+#include "backends/cpu/isa.h"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "minfer/error.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#define MINFER_X86_CPUID 1
+#endif
+
+namespace minfer::cpu {
+
+namespace {
+
+std::atomic<int> g_cap{-1};
+
+#ifdef MINFER_X86_CPUID
+// AVX-VNNI is CPUID leaf 7, subleaf 1, EAX bit 4. Read it directly: clang 16 and older do not
+// know the name "avxvnni" in __builtin_cpu_supports. (Its registers are the AVX ones, whose OS
+// support __builtin_cpu_supports("avx2") already checks.)
+bool cpuid_avx_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return (eax >> 4) & 1u;
+}
+#endif
+
+// libgcc's and compiler-rt's feature bits also check that the OS saves the registers (XCR0),
+// so an AVX-512 CPU under an OS that disables it reports no AVX-512.
+bool cpu_has(Isa isa) {
+#ifdef MINFER_X86_CPUID
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512vl");
+  switch (isa) {
+    case Isa::avx2:
+      return avx2;
+    case Isa::avx_vnni:
+      return avx2 && cpuid_avx_vnni();
+    case Isa::avx512:
+      return avx512;
+    case Isa::avx512_vnni:
+      return avx512 && __builtin_cpu_supports("avx512vnni");
+  }
+#endif
+  (void)isa;
+  return false;
+}
+
+std::string supported_list() {
+  std::string s;
+  for (Isa isa : supported_isas()) s += std::string(s.empty() ? "" : ", ") + isa_name(isa);
+  return s.empty() ? "none" : s;
+}
+
+Isa checked(Isa isa, const std::string& what) {
+  check(cpu_has(isa), ErrorCode::Unsupported,
+        what + ": this CPU cannot run " + isa_name(isa) + " kernels (it supports: " +
+            supported_list() + ")");
+  return isa;
+}
+
+}  // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx_vnni:
+      return "avxvnni";
+    case Isa::avx512:
+      return "avx512";
+    case Isa::avx512_vnni:
+      return "avx512vnni";
+  }
+  return "?";
+}
+
+Isa parse_isa(const std::string& name, const std::string& what) {
+  for (Isa isa : kAllIsas)
+    if (name == isa_name(isa)) return isa;
+  throw Error(ErrorCode::InvalidArgument,
+              what + ": unknown ISA level '" + name + "' (expected avx2, avxvnni, avx512 or avx512vnni)");
+}
+
+bool isa_supported(Isa isa) { return cpu_has(isa); }
+
+std::vector<Isa> supported_isas() {
+  std::vector<Isa> r;
+  for (Isa isa : kAllIsas)
+    if (cpu_has(isa)) r.push_back(isa);
+  return r;
+}
+
+bool has_any_isa() { return cpu_has(Isa::avx2); }
+
+Isa active_isa() {
+  const int cap = g_cap.load();
+  if (cap >= 0) return static_cast<Isa>(cap);
+  const char* env = std::getenv("MINFER_ISA");
+  if (env && *env) {
+    const std::string what = std::string("MINFER_ISA=") + env;
+    return checked(parse_isa(env, what), what);
+  }
+  const std::vector<Isa> all = supported_isas();
+  check(!all.empty(), ErrorCode::Unsupported,
+        "the optimized CPU kernels need AVX2 and FMA, which this CPU lacks");
+  return all.back();
+}
+
+void set_isa_cap(Isa isa) { g_cap.store(static_cast<int>(checked(isa, "set_isa_cap"))); }
+
+void reset_isa_cap() { g_cap.store(-1); }
+
+}  // namespace minfer::cpu

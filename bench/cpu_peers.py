@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""minfer against its CPU peers, ONNX Runtime and OpenVINO, in one run on the same ONNX files.
+
+Usage: python3 bench/cpu_peers.py [--minfer build/minfer] [--models resnet18,resnet50]
+           [--precisions fp32,int8] [--batches 1] [--threads 1,N] [--iterations 30]
+           [--calib DIR] [--markdown]
+
+Per model (built-in, seeded weights):
+  fp32  `minfer export MODEL --opt-level 0` writes the plain ONNX graph;
+  int8  `minfer quantize MODEL` (16 calibration photos) writes the QDQ graph.
+Each file then runs in minfer (`minfer bench FILE --json`), ONNX Runtime (all graph
+optimizations, `threads` intra-op threads) and OpenVINO (CPU plugin, latency hint, f32
+inference precision, `threads` inference threads), interleaved so that machine noise hits all
+three alike. Prints median ms and peer / minfer (below 1: minfer is slower), the CPU model and
+the ISA level minfer's kernels chose (MINFER_ISA caps it). On a shared machine, repeat the
+run: the load of other processes moves the figures, 2-thread ones most. Needs `pip install onnxruntime openvino numpy` (e.g. in a venv; minfer
+itself never needs them).
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnxruntime as ort
+import openvino as ov
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_CALIB = os.path.join(HERE, "..", "..", "shared", "data", "images", "imagenet")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def make_files(exe, model, calib, tmp, precisions):
+    files = {}
+    if "fp32" in precisions:
+        path = os.path.join(tmp, f"{model}_fp32.onnx")
+        subprocess.run([exe, "export", model, "--opt-level", "0", "-o", path], check=True,
+                       capture_output=True)
+        files["fp32"] = path
+    if "int8" in precisions:
+        path = os.path.join(tmp, f"{model}_int8.onnx")
+        subprocess.run([exe, "quantize", model, "--calib", calib, "--calib-count", "16",
+                        "-o", path], check=True, capture_output=True)
+        files["int8"] = path
+    return files
+
+
+def minfer_run(exe, path, batch, threads, iterations):
+    """(median ms, kernels) of `minfer bench FILE` after 3 warm-up runs."""
+    cmd = [exe, "bench", path, "--batch", str(batch), "--threads", str(threads), "--warmup", "3",
+           "--iterations", str(iterations), "--json"]
+    out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+    return out["latency_ms"]["p50"], out.get("kernels", {})
+
+
+def timed(fn, iterations):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
+
+
+def input_of(path, batch):
+    x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224), dtype=np.float32)
+    name = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0].name
+    return name, x
+
+
+def ort_ms(path, batch, threads, iterations):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    name, x = input_of(path, batch)
+    return timed(lambda: sess.run(None, {name: x}), iterations)
+
+
+def openvino_ms(core, path, batch, threads, iterations):
+    model = core.read_model(path)
+    name, x = input_of(path, batch)
+    model.reshape({name: list(x.shape)})
+    compiled = core.compile_model(model, "CPU", {
+        "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_NUM_THREADS": threads,
+        "INFERENCE_PRECISION_HINT": "f32",
+    })
+    req = compiled.create_infer_request()
+    return timed(lambda: req.infer({name: x}), iterations)
+
+
+def isa_of(kernels):
+    """The ISA levels minfer's kernels report, e.g. "avx512vnni" (from "name [level]")."""
+    levels = sorted({k[k.index("[") + 1:k.index("]")] for k in kernels if "[" in k})
+    return ",".join(levels) if levels else "-"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--minfer", default=os.path.join("build", "minfer"))
+    ap.add_argument("--models", default="resnet18,resnet50")
+    ap.add_argument("--precisions", default="fp32,int8")
+    ap.add_argument("--batches", default="1")
+    ap.add_argument("--threads", default=f"1,{os.cpu_count()}")
+    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--calib", default=DEFAULT_CALIB)
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    args = ap.parse_args()
+
+    precisions = args.precisions.split(",")
+    threads_list = sorted({int(t) for t in args.threads.split(",")})
+    core = ov.Core()
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs; MINFER_ISA={os.environ.get('MINFER_ISA', '(auto)')}")
+    print(f"onnxruntime {ort.__version__}, openvino {ov.__version__}; median of "
+          f"{args.iterations} runs (ms); ratio = peer / minfer (below 1: minfer is slower)")
+    cols = ["model", "precision", "batch", "threads", "minfer ISA", "minfer", "ORT", "OpenVINO",
+            "ORT/minfer", "OV/minfer"]
+    if args.markdown:
+        print("| " + " | ".join(cols) + " |")
+        print("|" + "---|" * len(cols))
+    else:
+        print(f"{cols[0]:<10} {cols[1]:<9} {cols[2]:>5} {cols[3]:>7} {cols[4]:>11} {cols[5]:>8} "
+              f"{cols[6]:>8} {cols[7]:>8} {cols[8]:>10} {cols[9]:>9}")
+    tmp = tempfile.mkdtemp(prefix="minfer_cpu_peers_")
+    for model in args.models.split(","):
+        files = make_files(args.minfer, model, args.calib, tmp, precisions)
+        for precision in precisions:
+            path = files[precision]
+            for batch in map(int, args.batches.split(",")):
+                for threads in threads_list:
+                    t_minfer, kernels = minfer_run(args.minfer, path, batch, threads,
+                                                   args.iterations)
+                    t_ort = ort_ms(path, batch, threads, args.iterations)
+                    t_ov = openvino_ms(core, path, batch, threads, args.iterations)
+                    row = [model, precision, batch, threads, isa_of(kernels), f"{t_minfer:.2f}",
+                           f"{t_ort:.2f}", f"{t_ov:.2f}", f"{t_ort / t_minfer:.2f}",
+                           f"{t_ov / t_minfer:.2f}"]
+                    if args.markdown:
+                        print("| " + " | ".join(map(str, row)) + " |", flush=True)
+                    else:
+                        print(f"{row[0]:<10} {row[1]:<9} {row[2]:>5} {row[3]:>7} {row[4]:>11} "
+                              f"{row[5]:>8} {row[6]:>8} {row[7]:>8} {row[8]:>10} {row[9]:>9}",
+                              flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
