@@ -26,6 +26,28 @@ struct SessionOptions {
   // On CUDA, each plan's GPU work is captured once as a CUDA graph and replayed (a plan with
   // a CPU step, or a kernel that cannot be captured, runs step by step instead).
   bool cuda_graphs = true;
+
+  // Memory. A plan whose run would need more than memory_limit bytes on a device (the
+  // session's weights and constants there, the plan's arena and workspace, and on the host its
+  // inputs and outputs) is refused with Error(OutOfMemory) while planning, before its memory
+  // is allocated. 0: the machine's physical memory on the host, the device's free memory on a
+  // GPU.
+  size_t memory_limit = 0;
+  // Plans are cached per input shape; beyond these bounds the least recently used one is
+  // dropped (plan_cache_bytes: the sum of the cached plans' arenas, host and device; 0 = no
+  // bound). Packed weights are shared by all plans, so a dropped plan frees only its own part.
+  size_t plan_cache_plans = 16;
+  size_t plan_cache_bytes = 0;
+};
+
+// What a session holds now (Session::memory_stats).
+struct MemoryStats {
+  size_t plans = 0;                // cached plans
+  size_t graph_constant_bytes = 0; // the optimized graph's constants (weights as loaded)
+  size_t packed_bytes = 0;         // weights packed by kernels, shared by the plans (host)
+  size_t device_packed_bytes = 0;  // the same, and the constants uploaded, on the GPU
+  size_t buffer_bytes = 0;         // host working buffers (arenas), idle or in use
+  size_t idle_bytes = 0;           // of which idle, and idle runs' device arenas
 };
 
 struct PlanStats {
@@ -69,6 +91,12 @@ class Session {
   PlanStats plan_stats(const std::map<std::string, Shape>& input_shapes) const;
   PlanStats plan_stats(const NamedTensors& inputs) const;
   const SessionOptions& options() const;
+
+  // Gives memory back: drops the cached plans that are not running (the weights they packed
+  // go with the last plan using them; the next run plans and packs again) and frees the idle
+  // working buffers. Safe to call while other threads run.
+  void trim() const;
+  MemoryStats memory_stats() const;
 
  private:
   struct Impl;
