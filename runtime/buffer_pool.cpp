@@ -1,6 +1,9 @@
 #include "runtime/buffer_pool.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <atomic>
 #include <new>
 #include <string>
 
@@ -11,13 +14,21 @@ namespace minfer {
 
 namespace {
 constexpr std::align_val_t kAlign{64};
+std::atomic<bool> g_operator_new{false};
 }
+
+void BufferPool::use_operator_new(bool on) { g_operator_new = on; }
 
 BufferPool::~BufferPool() {
   for (Buffer b : idle_) free_buffer(b);
 }
 
-void BufferPool::free_buffer(Buffer b) { ::operator delete(b.data, kAlign); }
+void BufferPool::free_buffer(Buffer b) {
+  if (g_operator_new)
+    ::operator delete(b.data, kAlign);
+  else
+    munmap(b.data, b.bytes);
+}
 
 BufferPool::Buffer BufferPool::acquire(size_t bytes) {
   bytes = std::max<size_t>((bytes + 63) / 64 * 64, 64);
@@ -44,7 +55,13 @@ BufferPool::Buffer BufferPool::acquire(size_t bytes) {
       std::lock_guard<std::mutex> lock(mutex_);
       idle_.reserve(idle_.size() + in_use_ + 1);
     }
-    b.data = ::operator new(bytes, kAlign);
+    if (g_operator_new) {
+      b.data = ::operator new(bytes, kAlign);
+    } else {
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      b.data = p;  // page-aligned, zero-filled as the kernel lends pages
+    }
   } catch (const std::bad_alloc&) {
     throw Error(ErrorCode::OutOfMemory,
                 "cannot allocate a working buffer of " + memory_size(bytes) + " for a run");

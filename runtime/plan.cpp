@@ -51,6 +51,7 @@ class PlanBuilder : public SharedConstants {
     plan_ = std::make_unique<Plan>();
     plan_->device_context = dctx_;
     plan_->host_buffers = env_.host_buffers;
+    plan_->observe_outputs = env_.observe_outputs && !dctx_;
     what_ = "graph '" + g_.name + "' with input shapes";
     for (const Shape& s : input_shapes) what_ += " " + s.to_string();
     for (size_t i = 0; i < g_.inputs().size(); ++i) {
@@ -110,22 +111,21 @@ class PlanBuilder : public SharedConstants {
 
   // One tensor alone larger than the limit is refused before its kernel is prepared (a kernel
   // may size tables by its output).
-  void note_tensor(const Slot& s, const Node& n) {
-    const size_t bytes = bytes_of(s.shape, s.dtype);
-    size_t& largest = largest_[device_slot(s.device)].largest_tensor;
-    if (bytes > largest) {
-      MemoryNeeds& l = largest_[device_slot(s.device)];
+  void note_tensor(const std::string& name, const TensorInfo& t, const Device& device,
+                   const Node& n) {
+    const size_t bytes = bytes_of(t.shape, t.dtype);
+    MemoryNeeds& l = largest_[device_slot(device)];
+    if (bytes > l.largest_tensor) {
       l.largest_tensor = bytes;
-      l.largest_name = s.name;
-      l.largest_node = dtype_name(s.dtype) + s.shape.to_string() + ", output of " + n.describe();
+      l.largest_name = name;
+      l.largest_node = dtype_name(t.dtype) + t.shape.to_string() + ", output of " + n.describe();
     }
-    MemoryNeeds needs = weight_needs(s.device);
+    MemoryNeeds needs = weight_needs(device);
     needs.arena = bytes;
     needs.largest_tensor = bytes;
-    needs.largest_name = largest_[device_slot(s.device)].largest_name;
-    needs.largest_node = largest_[device_slot(s.device)].largest_node;
-    check_memory_needs(needs, limit_for(s.device), env_.limit_source,
-                       "one tensor of " + what_);
+    needs.largest_name = name;
+    needs.largest_node = l.largest_name == name ? l.largest_node : n.describe();
+    check_memory_needs(needs, limit_for(device), env_.limit_source, "one tensor of " + what_);
   }
 
   // The whole plan: weights, arena and workspace, inputs and outputs, on each device.
@@ -134,7 +134,9 @@ class PlanBuilder : public SharedConstants {
     host.arena = plan_->arena_bytes[0];
     for (size_t i = 0; i < input_shapes.size(); ++i)
       host.io += bytes_of(input_shapes[i], g_.inputs()[i]->dtype);
-    for (int id : plan_->output_slots) host.io += bytes_of(plan_->slots[id].shape, plan_->slots[id].dtype);
+    if (!plan_->observe_outputs)  // (observed outputs are not copied out)
+      for (int id : plan_->output_slots)
+        host.io += bytes_of(plan_->slots[id].shape, plan_->slots[id].dtype);
     for (const auto& f : plan_->folded) host.weights += f->nbytes();
     host.largest_tensor = largest_[0].largest_tensor;
     host.largest_name = largest_[0].largest_name;
@@ -263,6 +265,8 @@ class PlanBuilder : public SharedConstants {
         graph_constants &= n.inputs[i]->is_constant() &&
                            plan_->slots[in[i]].constant == &*n.inputs[i]->constant;
     pctx.shared = graph_constants && env_.constants ? this : nullptr;
+    for (size_t i = 0; i < pctx.outputs.size(); ++i)  // before prepare, which may size by them
+      note_tensor(n.outputs[i]->name, pctx.outputs[i], device, n);
     Step step;
     step.node = &n;
     step.device = device;
@@ -293,7 +297,6 @@ class PlanBuilder : public SharedConstants {
       s.shape = pctx.outputs[i].shape;
       s.device = device;
       s.name = n.outputs[i]->name;
-      note_tensor(s, n);
       int id = add_slot(std::move(s));
       slot_of_[n.outputs[i]] = id;
       step.outputs.push_back(id);
@@ -391,7 +394,14 @@ class PlanBuilder : public SharedConstants {
       for (int id : plan_->steps[i].inputs)
         if (id >= 0) last[id] = i;
     }
-    for (int id : plan_->output_slots) last[id] = n_steps;
+    if (plan_->observe_outputs) {
+      plan_->outputs_after_step.assign(plan_->steps.size(), {});
+      for (size_t o = 0; o < plan_->output_slots.size(); ++o)
+        if (first[plan_->output_slots[o]] >= 0)
+          plan_->outputs_after_step[first[plan_->output_slots[o]]].push_back(int(o));
+    } else {
+      for (int id : plan_->output_slots) last[id] = n_steps;
+    }
     for (int dev = 0; dev < 2; ++dev) {
       std::vector<BufferRequest> requests;
       std::vector<std::pair<int, bool>> owners;  // (slot or step id, is_workspace)
@@ -509,7 +519,8 @@ std::unique_ptr<ExecContext> make_context(Plan& plan) {
     const Slot& s = plan.slots[i];
     if (s.kind == Slot::Kind::Arena) {
       char* base = static_cast<char*>(ctx->arena[device_slot(s.device)]);
-      ctx->tensors[i] = Tensor::view(base + s.offset, s.dtype, s.shape, s.device);
+      if (base)  // (a pooled host arena is bound per run)
+        ctx->tensors[i] = Tensor::view(base + s.offset, s.dtype, s.shape, s.device);
     } else if (s.kind == Slot::Kind::Constant) {
       ctx->tensors[i] =
           s.device_constant
@@ -521,7 +532,7 @@ std::unique_ptr<ExecContext> make_context(Plan& plan) {
     RunContext rc;
     for (int id : st.inputs) rc.inputs.push_back(id >= 0 ? &ctx->tensors[id] : nullptr);
     for (int id : st.outputs) rc.outputs.push_back(&ctx->tensors[id]);
-    if (st.workspace_bytes)
+    if (st.workspace_bytes && ctx->arena[device_slot(st.device)])
       rc.workspace = static_cast<char*>(ctx->arena[device_slot(st.device)]) + st.workspace_offset;
     rc.device_context = st.device.is_cpu() ? nullptr : plan.device_context;
     ctx->run_contexts.push_back(std::move(rc));
@@ -623,7 +634,7 @@ bool capture_graph(Plan& plan, ExecContext& ctx) {
 }  // namespace
 
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
-                                 int threads) {
+                                 int threads, const OutputObserver& observe) {
   std::unique_ptr<ExecContext> ctx = plan.acquire();
   struct Releaser {  // returns the context and its buffer even when a kernel throws
     Plan& plan;
@@ -652,6 +663,19 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
     ctx->tensors[i] = Tensor::view(const_cast<void*>(in.raw()), s.dtype, s.shape, in.device());
   }
   for (RunContext& rc : ctx->run_contexts) rc.threads = threads;
+
+  if (plan.observe_outputs) {  // CPU only (build_plan): step by step, outputs seen as made
+    check(observe != nullptr, ErrorCode::Internal, "a plan observing outputs needs an observer");
+    for (size_t o = 0; o < plan.output_slots.size(); ++o) {  // inputs and constants
+      const int id = plan.output_slots[o];
+      if (plan.slots[id].kind != Slot::Kind::Arena) observe(o, ctx->tensors[id]);
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      run_step(plan, plan.steps[i], ctx->run_contexts[i]);
+      for (int o : plan.outputs_after_step[i]) observe(size_t(o), ctx->tensors[plan.output_slots[o]]);
+    }
+    return {};
+  }
 
   std::unique_lock<std::mutex> stream_lock;
   if (plan.device_context) stream_lock = cuda::lock_stream(*plan.device_context);

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,6 +67,10 @@ struct Plan {
   std::atomic<bool> capture_failed{false};  // a capture failed: run step by step from now on
   // Per graph input: a CPU kernel reads it directly (so it must be given as a CPU tensor).
   std::vector<bool> input_read_on_cpu;
+  // Graph outputs are observed as they are computed instead of copied out (calibration): they
+  // then live only until their last reader. outputs_after_step[i]: the outputs step i makes.
+  bool observe_outputs = false;
+  std::vector<std::vector<int>> outputs_after_step;
 
   // Execution contexts (arena + tensor views), reused across runs; one per concurrent run.
   std::unique_ptr<ExecContext> acquire();
@@ -99,7 +104,11 @@ struct PlanEnvironment {
   size_t host_limit = SIZE_MAX;
   size_t device_limit = 0;          // 0: the device's free memory when planning
   std::string limit_source = "the memory limit";
+  bool observe_outputs = false;  // see Plan::observe_outputs
 };
+
+// Called with (graph output index, its value) by execute_plan on a plan that observes outputs.
+using OutputObserver = std::function<void(size_t, const Tensor&)>;
 
 // Builds the plan of `g` (already optimized) for the given input shapes. `input_values`
 // (empty, or one entry per input, nullptr where unknown) are baked in as constants. Throws
@@ -111,7 +120,8 @@ std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input
                                  DeviceContext* device_context, const PlanEnvironment& env = {});
 
 // Runs the plan with the given inputs (in graph-input order); returns outputs in order.
+// A plan that observes its outputs hands them to `observe` instead (and returns none).
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
-                                 int threads);
+                                 int threads, const OutputObserver& observe = nullptr);
 
 }  // namespace minfer

@@ -12,6 +12,7 @@
 #include "runtime/memory_budget.h"
 #include "runtime/plan.h"
 #include "runtime/plan_cache.h"
+#include "runtime/session_observe.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -29,7 +30,7 @@ struct Session::Impl {
   std::vector<std::string> input_names, output_names;
   // Declared before the plans, which use them until they are destroyed.
   std::shared_ptr<DeviceContext> device_context;
-  SessionConstants constants;  // packed weights and uploaded constants, shared by the plans
+  mutable SessionConstants constants;  // packed weights, uploaded constants: shared by plans
   mutable BufferPool host_buffers;  // host arenas, lent to runs
   PlanEnvironment env;
   mutable std::mutex plans_mutex;
@@ -200,12 +201,26 @@ std::vector<const Tensor*> Session::Impl::ordered_inputs(const NamedTensors& inp
   return ordered;
 }
 
-NamedTensors Session::run(const NamedTensors& inputs) const {
-  const Impl& impl = live(impl_, "run");
-  std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
-  std::vector<Shape> shapes;
-  for (const Tensor* t : ordered) shapes.push_back(t->shape());
+namespace {
+// A host allocation that fails becomes Error(OutOfMemory). By then what the call allocated
+// is freed (everything is owned by RAII) and the session is as before the call.
+template <typename F>
+auto host_oom_as_error(const char* method, F f) -> decltype(f()) {
   try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::OutOfMemory, std::string("Session::") + method +
+                                            ": out of host memory");
+  }
+}
+}  // namespace
+
+NamedTensors Session::run(const NamedTensors& inputs) const {
+  return host_oom_as_error("run", [&] {
+    const Impl& impl = live(impl_, "run");
+    std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
+    std::vector<Shape> shapes;
+    for (const Tensor* t : ordered) shapes.push_back(t->shape());
     std::shared_ptr<Plan> plan = impl.plan_for(shapes, ordered);
 #ifdef _OPENMP
     omp_set_num_threads(impl.threads);  // this thread's parallel regions (and Eigen's)
@@ -214,19 +229,18 @@ NamedTensors Session::run(const NamedTensors& inputs) const {
     NamedTensors result;
     for (size_t i = 0; i < outs.size(); ++i) result[impl.output_names[i]] = std::move(outs[i]);
     return result;
-  } catch (const std::bad_alloc&) {  // what was allocated is freed by now; the session stays
-    throw Error(ErrorCode::OutOfMemory, "run of graph '" + impl.graph.name +
-                                            "': out of host memory");
-  }
+  });
 }
 
 Tensor Session::run_one(const Tensor& input) const {
-  const Impl& impl = live(impl_, "run_one");
-  check(impl.input_names.size() == 1, ErrorCode::InvalidArgument,
-        "run_one: the model has " + std::to_string(impl.input_names.size()) +
-            " inputs; use run() with named inputs");
-  NamedTensors out = run({{impl.input_names[0], input}});
-  return out.at(impl.output_names[0]);
+  return host_oom_as_error("run_one", [&] {
+    const Impl& impl = live(impl_, "run_one");
+    check(impl.input_names.size() == 1, ErrorCode::InvalidArgument,
+          "run_one: the model has " + std::to_string(impl.input_names.size()) +
+              " inputs; use run() with named inputs");
+    NamedTensors out = run({{impl.input_names[0], input}});
+    return out.at(impl.output_names[0]);
+  });
 }
 
 const Graph& Session::graph() const { return live(impl_, "graph").graph; }
@@ -239,15 +253,17 @@ const std::vector<std::string>& Session::output_names() const {
 const SessionOptions& Session::options() const { return live(impl_, "options").options; }
 
 PlanStats Session::plan_stats(const std::map<std::string, Shape>& input_shapes) const {
-  const Impl& impl = live(impl_, "plan_stats");
-  std::vector<Shape> shapes;
-  for (const Value* v : impl.graph.inputs()) {
-    auto it = input_shapes.find(v->name);
-    check(it != input_shapes.end(), ErrorCode::InvalidArgument,
-          "plan_stats: no shape given for input '" + v->name + "'");
-    shapes.push_back(it->second);
-  }
-  return impl.plan_for(shapes, {})->stats;
+  return host_oom_as_error("plan_stats", [&] {
+    const Impl& impl = live(impl_, "plan_stats");
+    std::vector<Shape> shapes;
+    for (const Value* v : impl.graph.inputs()) {
+      auto it = input_shapes.find(v->name);
+      check(it != input_shapes.end(), ErrorCode::InvalidArgument,
+            "plan_stats: no shape given for input '" + v->name + "'");
+      shapes.push_back(it->second);
+    }
+    return impl.plan_for(shapes, {})->stats;
+  });
 }
 
 void Session::trim() const {
@@ -258,6 +274,7 @@ void Session::trim() const {
     impl.plans.clear();
   }
   impl.host_buffers.trim();
+  impl.constants.forget_expired();
 #if defined(__GLIBC__)
   malloc_trim(0);  // hand the freed heap pages back to the system too
 #endif
@@ -281,11 +298,44 @@ MemoryStats Session::memory_stats() const {
 }
 
 PlanStats Session::plan_stats(const NamedTensors& inputs) const {
-  const Impl& impl = live(impl_, "plan_stats");
-  std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
-  std::vector<Shape> shapes;
-  for (const Tensor* t : ordered) shapes.push_back(t->shape());
-  return impl.plan_for(shapes, ordered)->stats;
+  return host_oom_as_error("plan_stats", [&] {
+    const Impl& impl = live(impl_, "plan_stats");
+    std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
+    std::vector<Shape> shapes;
+    for (const Tensor* t : ordered) shapes.push_back(t->shape());
+    return impl.plan_for(shapes, ordered)->stats;
+  });
+}
+
+struct SessionAccess {
+  static Session::Impl& impl(const Session& s) { return *s.impl_; }
+  static void run(const Session& s, const NamedTensors& inputs, const OutputObserver& observe) {
+    const Session::Impl& impl = live(s.impl_, "run");
+    std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
+    std::vector<Shape> shapes;
+    for (const Tensor* t : ordered) shapes.push_back(t->shape());
+    std::shared_ptr<Plan> plan = impl.plan_for(shapes, ordered);
+#ifdef _OPENMP
+    omp_set_num_threads(impl.threads);
+#endif
+    execute_plan(*plan, ordered, impl.threads, observe);
+  }
+};
+
+void observe_outputs(Session& session) {
+  auto& impl = SessionAccess::impl(session);
+  check(impl.options.device.is_cpu(), ErrorCode::Unsupported,
+        "observing a session's outputs works on the CPU only");
+  std::lock_guard<std::mutex> lock(impl.plans_mutex);
+  impl.plans.clear();
+  impl.env.observe_outputs = true;
+}
+
+void run_observing(const Session& session, const NamedTensors& inputs,
+                   const std::function<void(const std::string&, const Tensor&)>& observe) {
+  const std::vector<std::string>& names = session.output_names();
+  SessionAccess::run(session, inputs,
+                     [&](size_t o, const Tensor& t) { observe(names[o], t); });
 }
 
 }  // namespace minfer

@@ -18,11 +18,16 @@ std::shared_ptr<const void> SessionConstants::find_or_make(
   // Made outside the lock: plans are built one at a time per session, so no one races us.
   admit(bytes);
   std::shared_ptr<const void> made = make();
+  forget_expired();
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto it = entries_.begin(); it != entries_.end();)  // forget what no plan holds now
-    it = it->second.value.expired() ? entries_.erase(it) : std::next(it);
   entries_[k] = Entry{made, bytes};
   return made;
+}
+
+void SessionConstants::forget_expired() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = entries_.begin(); it != entries_.end();)
+    it = it->second.value.expired() ? entries_.erase(it) : std::next(it);
 }
 
 size_t SessionConstants::live_bytes(const Device& device) const {

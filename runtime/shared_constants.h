@@ -24,6 +24,7 @@ class SessionConstants {
       const std::function<void(size_t)>& admit,
       const std::function<std::shared_ptr<const void>()>& make);
   size_t live_bytes(const Device& device) const;  // of the entries some plan still holds
+  void forget_expired();  // drops the bookkeeping of entries no plan holds any more
 
  private:
   struct Entry {

@@ -99,6 +99,7 @@ class Session {
   MemoryStats memory_stats() const;
 
  private:
+  friend struct SessionAccess;  // runtime-internal uses (calibration's streaming runs)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
