@@ -163,9 +163,10 @@ void QConvCuda::upload_weights(PrepareContext& ctx, const int8::OutputStage& st)
   std::vector<char> bytes(params.size() * 4 + scale.size() * 4);
   std::memcpy(bytes.data(), params.data(), params.size() * 4);
   std::memcpy(bytes.data() + params.size() * 4, scale.data(), scale.size() * 4);
-  // The layout depends on the GEMM's leading dimensions only, not on the batch.
+  // The layout depends on the GEMM path and its leading dimensions, not on the batch.
   uploaded_ = ctx.share<Uploaded>(
-      "cuda.qconv.ld" + std::to_string(ld_) + ".rows" + std::to_string(rows),
+      "cuda.qconv.path" + std::to_string(int(path_)) + ".ld" + std::to_string(ld_) + ".rows" +
+          std::to_string(rows),
       packed.size() + bytes.size(), [&] {
         auto u = std::make_shared<Uploaded>();
         u->weights = upload(dc, packed);
