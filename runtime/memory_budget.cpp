@@ -70,7 +70,8 @@ size_t parse_memory_size(const std::string& text) {
 void check_memory_needs(const MemoryNeeds& n, size_t limit, const std::string& limit_source,
                         const std::string& what) {
   if (n.total() <= limit) return;
-  std::string msg = "out of memory: " + what + " needs " + memory_size(n.total()) + " on " + n.device.to_string() +
+  std::string msg = "out of memory: " + what + " needs " + memory_size(n.total()) + " on " +
+                    n.device.to_string() +
                     " (weights and constants " + memory_size(n.weights) + ", arena " +
                     memory_size(n.arena);
   if (n.io) msg += ", inputs and outputs " + memory_size(n.io);

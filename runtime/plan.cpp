@@ -672,7 +672,8 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
     }
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       run_step(plan, plan.steps[i], ctx->run_contexts[i]);
-      for (int o : plan.outputs_after_step[i]) observe(size_t(o), ctx->tensors[plan.output_slots[o]]);
+      for (int o : plan.outputs_after_step[i])
+        observe(size_t(o), ctx->tensors[plan.output_slots[o]]);
     }
     return {};
   }

@@ -143,7 +143,8 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   for (int64_t i = 0; i < d.kh; ++i)
     for (int64_t j = 0; j < d.kw; ++j) tap_offset_.push_back(i * d.dh * pad_w_ + j * d.dw);
   const bool scratch = !packed_->empty() && !packed_im2col;
-  slice_floats_ = col_floats_ + pad_floats_ + (scratch ? int64_t((*packed_)[0].scratch_floats()) : 0);
+  slice_floats_ =
+      col_floats_ + pad_floats_ + (scratch ? int64_t((*packed_)[0].scratch_floats()) : 0);
   ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
 }
 

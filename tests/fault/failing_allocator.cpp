@@ -33,8 +33,9 @@ void* allocate(size_t n, size_t align, bool nothrow) {
     throw std::bad_alloc();
   }
   if (n == 0) n = 1;
-  void* p = align <= alignof(std::max_align_t) ? std::malloc(n)
-                                                : std::aligned_alloc(align, (n + align - 1) / align * align);
+  void* p = align <= alignof(std::max_align_t)
+                ? std::malloc(n)
+                : std::aligned_alloc(align, (n + align - 1) / align * align);
   if (!p) {
     if (nothrow) return nullptr;
     throw std::bad_alloc();
