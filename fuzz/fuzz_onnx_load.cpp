@@ -5,6 +5,8 @@
 // exception, a hang) is a bug. Build: see fuzz/README.md.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -74,10 +76,13 @@ void load_and_run(const std::string& bytes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const bool verbose = std::getenv("MINFER_FUZZ_VERBOSE") != nullptr;  // when replaying
   try {
     load_and_run(std::string(reinterpret_cast<const char*>(data), size));
-  } catch (const minfer::Error&) {
+    if (verbose) std::fprintf(stderr, "ok\n");
+  } catch (const minfer::Error& e) {
     // A clear refusal: what the loader must do with bad input.
+    if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());
   }
   return 0;
 }
