@@ -54,8 +54,9 @@ struct PlanStats {
   size_t arena_bytes = 0;  // one arena for all intermediate tensors, from liveness
   size_t naive_bytes = 0;  // the sum of all intermediate tensor sizes
   size_t node_count = 0;
-  // CUDA: GPU memory of the plan, its weights and constants as packed for the GPU plus one
-  // run's device arena (each concurrent run adds an arena); CUDA's own libraries not counted.
+  // CUDA: GPU memory of the plan: the session's weights and constants as packed for the GPU
+  // (shared by all its plans) plus one run's device arena (each concurrent run adds an
+  // arena); CUDA's own libraries not counted.
   size_t device_bytes = 0;
   // A CUDA session replays the plan's GPU work as one CUDA graph (false: step by step, because
   // of SessionOptions::cuda_graphs, a CPU step, a kernel that cannot be captured, or a failed
