@@ -27,6 +27,8 @@ void copy_to_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes
 void copy_to_host(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void copy_on_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void synchronize(DeviceContext& ctx);
+// Free memory of the context's device now (cudaMemGetInfo): the default budget of a plan.
+size_t device_free_memory(DeviceContext& ctx);
 
 // Counts the device memory that device_alloc hands out on the calling thread while the tally
 // lives (tallies nest: an inner one's bytes count in the outer one too). The planner keeps one

@@ -24,6 +24,7 @@ void copy_to_device(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void copy_to_host(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void copy_on_device(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void synchronize(DeviceContext&) {}
+size_t device_free_memory(DeviceContext&) { no_cuda(); }
 void* pinned_alloc(DeviceContext&, size_t) { no_cuda(); }
 void pinned_free(DeviceContext&, void*) {}
 std::unique_lock<std::mutex> lock_stream(DeviceContext&) { return {}; }

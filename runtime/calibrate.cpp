@@ -10,6 +10,7 @@
 #include <map>
 
 #include "runtime/calibrate_histogram.h"
+#include "runtime/session_observe.h"
 
 namespace minfer {
 
@@ -126,6 +127,9 @@ Calibrator::Calibrator(const Graph& fp32_graph, CalibrationOptions options)
   so.threads = options.threads;
   so.optimization_level = 1;  // no fusions: every recorded tensor must still exist
   impl_->session = std::make_unique<Session>(std::move(g), so);
+  // Each activation goes into its histogram as soon as it is computed, and its memory is
+  // reused: a run holds one batch's live tensors, not all of them.
+  observe_outputs(*impl_->session);
 }
 
 Calibrator::~Calibrator() = default;
@@ -133,13 +137,11 @@ Calibrator::Calibrator(Calibrator&&) noexcept = default;
 Calibrator& Calibrator::operator=(Calibrator&&) noexcept = default;
 
 void Calibrator::add(const NamedTensors& inputs) {
-  NamedTensors out = impl_->session->run(inputs);
-  for (const std::string& name : impl_->names) {
-    auto it = out.find(name);
-    if (it == out.end()) continue;  // removed by a level-1 pass (a no-op reshape, ...)
-    const Tensor& t = it->second;
-    impl_->histograms.at(name).add(t.data<float>(), t.numel());
-  }
+  // Tensors that a level-1 pass removed (a no-op reshape, ...) are never observed.
+  run_observing(*impl_->session, inputs, [&](const std::string& name, const Tensor& t) {
+    auto it = impl_->histograms.find(name);
+    if (it != impl_->histograms.end()) it->second.add(t.data<float>(), t.numel());
+  });
   const Tensor& first = inputs.begin()->second;
   impl_->samples += first.rank() > 0 ? first.dim(0) : 1;
 }

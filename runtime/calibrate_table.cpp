@@ -3,12 +3,14 @@
 //   {"format": "minfer-calibration", "version": 1, "method": "percentile",
 //    "percentile": 99.99, "samples": 100, "tensors": {"conv1": [-1.5, 2.25], ...}}
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "minfer/calibrate.h"
 #include "minfer/io.h"
 #include "minfer/onnx.h"
+#include "runtime/calibrate_samples.h"
 #include "runtime/file_util.h"
 #include "runtime/json.h"
 
@@ -98,11 +100,10 @@ Tensor load_sample(const std::filesystem::path& p, const ImagePreprocess& pre) {
 
 }  // namespace
 
-std::vector<Tensor> load_calibration_samples(const std::vector<std::string>& paths,
-                                             const ImagePreprocess& pre, int count) {
+std::vector<std::string> list_calibration_files(const std::vector<std::string>& paths, int count) {
   check(count >= 0, ErrorCode::InvalidArgument,
         "calibration sample count must be >= 0, got " + std::to_string(count));
-  std::vector<std::filesystem::path> files;
+  std::vector<std::string> files;
   for (const std::string& p : paths) {
     std::error_code ec;
     if (std::filesystem::is_directory(p, ec)) {
@@ -110,7 +111,7 @@ std::vector<Tensor> load_calibration_samples(const std::vector<std::string>& pat
       for (const auto& e : std::filesystem::directory_iterator(p))
         if (e.is_regular_file() && is_sample_file(e.path())) in_dir.push_back(e.path());
       std::sort(in_dir.begin(), in_dir.end());
-      files.insert(files.end(), in_dir.begin(), in_dir.end());
+      for (const auto& f : in_dir) files.push_back(f.string());
     } else {
       check(std::filesystem::exists(p, ec), ErrorCode::InvalidArgument,
             "calibration input '" + p + "' does not exist");
@@ -124,9 +125,46 @@ std::vector<Tensor> load_calibration_samples(const std::vector<std::string>& pat
   if (count > 0 && files.size() > static_cast<size_t>(count)) files.resize(count);
   check(!files.empty(), ErrorCode::InvalidArgument,
         "no calibration samples found (expected images, .npy or .pb files)");
+  return files;
+}
+
+std::vector<Tensor> load_calibration_samples(const std::vector<std::string>& paths,
+                                             const ImagePreprocess& pre, int count) {
   std::vector<Tensor> samples;
-  for (const auto& f : files) samples.push_back(load_sample(f, pre));
+  for (const auto& f : list_calibration_files(paths, count)) samples.push_back(load_sample(f, pre));
   return samples;
+}
+
+void add_sample_files(Calibrator& calibrator, const std::vector<std::string>& files,
+                      const ImagePreprocess& pre, const CalibrationOptions& options) {
+  // add_all's grouping needs to see the next sample's shape: one sample is read ahead.
+  const size_t batch = static_cast<size_t>(std::max(1, options.batch));
+  std::vector<Tensor> group;
+  size_t next = 0, done = 0;
+  Tensor ahead = load_sample(files[next++], pre);
+  auto fits = [&](const Tensor& t) {
+    return t.rank() >= 1 && t.dim(0) == 1 && group[0].dim(0) == 1 &&
+           t.rank() == group[0].rank() && t.dtype() == group[0].dtype() &&
+           std::equal(t.shape().dims().begin() + 1, t.shape().dims().end(),
+                      group[0].shape().dims().begin() + 1);
+  };
+  while (ahead.defined()) {
+    group = {ahead};
+    ahead = Tensor();
+    while (next < files.size()) {
+      Tensor t = load_sample(files[next++], pre);
+      if (group.size() < batch && fits(t)) {
+        group.push_back(std::move(t));
+      } else {
+        ahead = std::move(t);
+        break;
+      }
+    }
+    calibrator.add_all(group);  // one batch: add_all stacks it as it would have
+    done += group.size();
+    if (options.progress)  // (the calibrator's own bar would count one batch at a time)
+      std::fprintf(stderr, "calibrating: %zu/%zu samples\n", done, files.size());
+  }
 }
 
 }  // namespace minfer

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <new>
 
 #include "backends/cuda_api.h"
 #include "minfer/registry.h"
@@ -28,15 +29,31 @@ bool is_input_copy(const Plan& plan, const Step& st) {
          plan.slots[st.inputs[0]].kind == Slot::Kind::Input;
 }
 
-class PlanBuilder {
+size_t bytes_of(const Shape& shape, DType dtype) {
+  return static_cast<size_t>(shape.numel()) * dtype_size(dtype);
+}
+
+class PlanBuilder : public SharedConstants {
  public:
-  PlanBuilder(const Graph& g, const SessionOptions& options, int threads, DeviceContext* dctx)
-      : g_(g), options_(options), threads_(threads), dctx_(dctx) {}
+  PlanBuilder(const Graph& g, const SessionOptions& options, int threads, DeviceContext* dctx,
+              const PlanEnvironment& env)
+      : g_(g), options_(options), threads_(threads), dctx_(dctx), env_(env) {}
+
+  // SharedConstants, for the kernels' prepare: the session's store, within the memory limit.
+  std::shared_ptr<const void> find_or_make(
+      const Node& node, const Device& device, const std::string& key, size_t bytes,
+      const std::function<std::shared_ptr<const void>()>& make) override {
+    return shared(&node, node.describe(), device, key, bytes, make);
+  }
 
   std::unique_ptr<Plan> build(const std::vector<Shape>& input_shapes,
                               const std::vector<const Tensor*>& input_values) {
     plan_ = std::make_unique<Plan>();
     plan_->device_context = dctx_;
+    plan_->host_buffers = env_.host_buffers;
+    plan_->observe_outputs = env_.observe_outputs && !dctx_;
+    what_ = "graph '" + g_.name + "' with input shapes";
+    for (const Shape& s : input_shapes) what_ += " " + s.to_string();
     for (size_t i = 0; i < g_.inputs().size(); ++i) {
       const Value* v = g_.inputs()[i];
       if (i < input_values.size() && input_values[i]) {
@@ -57,10 +74,85 @@ class PlanBuilder {
     for (const Value* v : g_.outputs()) plan_->output_slots.push_back(host_slot(slot_for(v)));
     assign_memory();
     decide_cuda_graph();
+    check_budget(input_shapes);
     return std::move(plan_);
   }
 
  private:
+  // The entry of the session's shared constants (or a plain make() outside a session), after
+  // checking that making it stays within the device's limit.
+  std::shared_ptr<const void> shared(const void* owner, const std::string& owner_name,
+                                     const Device& device, const std::string& key, size_t bytes,
+                                     const std::function<std::shared_ptr<const void>()>& make) {
+    if (!env_.constants) return make();
+    auto admit = [&](size_t more) {
+      MemoryNeeds needs = weight_needs(device);
+      needs.weights += more;
+      check_memory_needs(needs, limit_for(device), env_.limit_source,
+                         "packing the weights of " + owner_name + " for " + what_);
+    };
+    return env_.constants->find_or_make(owner, device, key, bytes, admit, make);
+  }
+
+  // What the session holds on `device` now (weights and constants), as a start of the needs.
+  MemoryNeeds weight_needs(const Device& device) const {
+    MemoryNeeds needs;
+    needs.device = device;
+    if (env_.constants) needs.weights = env_.constants->live_bytes(device);
+    if (device.is_cpu()) needs.weights += env_.graph_constant_bytes;
+    if (!device.is_cpu() && env_.device_limit == 0) needs.weights = 0;  // free memory counts it
+    return needs;
+  }
+
+  size_t limit_for(const Device& device) const {
+    if (device.is_cpu()) return env_.host_limit;
+    return env_.device_limit ? env_.device_limit : cuda::device_free_memory(*dctx_);
+  }
+
+  // One tensor alone larger than the limit is refused before its kernel is prepared (a kernel
+  // may size tables by its output).
+  void note_tensor(const std::string& name, const TensorInfo& t, const Device& device,
+                   const Node& n) {
+    const size_t bytes = bytes_of(t.shape, t.dtype);
+    MemoryNeeds& l = largest_[device_slot(device)];
+    if (bytes > l.largest_tensor) {
+      l.largest_tensor = bytes;
+      l.largest_name = name;
+      l.largest_node = dtype_name(t.dtype) + t.shape.to_string() + ", output of " + n.describe();
+    }
+    MemoryNeeds needs = weight_needs(device);
+    needs.arena = bytes;
+    needs.largest_tensor = bytes;
+    needs.largest_name = name;
+    needs.largest_node = l.largest_name == name ? l.largest_node : n.describe();
+    check_memory_needs(needs, limit_for(device), env_.limit_source, "one tensor of " + what_);
+  }
+
+  // The whole plan: weights, arena and workspace, inputs and outputs, on each device.
+  void check_budget(const std::vector<Shape>& input_shapes) {
+    MemoryNeeds host = weight_needs(Device::cpu());
+    host.arena = plan_->arena_bytes[0];
+    for (size_t i = 0; i < input_shapes.size(); ++i)
+      host.io += bytes_of(input_shapes[i], g_.inputs()[i]->dtype);
+    if (!plan_->observe_outputs)  // (observed outputs are not copied out)
+      for (int id : plan_->output_slots)
+        host.io += bytes_of(plan_->slots[id].shape, plan_->slots[id].dtype);
+    for (const auto& f : plan_->folded) host.weights += f->nbytes();
+    host.largest_tensor = largest_[0].largest_tensor;
+    host.largest_name = largest_[0].largest_name;
+    host.largest_node = largest_[0].largest_node;
+    plan_->host_needs = host;
+    check_memory_needs(host, env_.host_limit, env_.limit_source, what_);
+    if (!dctx_) return;
+    MemoryNeeds dev = weight_needs(options_.device);
+    dev.arena = plan_->arena_bytes[1];
+    dev.largest_tensor = largest_[1].largest_tensor;
+    dev.largest_name = largest_[1].largest_name;
+    dev.largest_node = largest_[1].largest_node;
+    plan_->device_needs = dev;
+    check_memory_needs(dev, limit_for(options_.device), env_.limit_source, what_);
+  }
+
   int add_slot(Slot s) {
     plan_->slots.push_back(std::move(s));
     return static_cast<int>(plan_->slots.size()) - 1;
@@ -165,6 +257,16 @@ class PlanBuilder {
       pctx.device_context = nullptr;
       def = OpRegistry::global().find_kernel(pctx, Device::Type::CPU);
     }
+    // Packed weights are shared with other plans only when they come from the graph's own
+    // constants (not from values folded in this plan, which another plan may not share).
+    bool graph_constants = true;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i] >= 0 && plan_->slots[in[i]].kind == Slot::Kind::Constant)
+        graph_constants &= n.inputs[i]->is_constant() &&
+                           plan_->slots[in[i]].constant == &*n.inputs[i]->constant;
+    pctx.shared = graph_constants && env_.constants ? this : nullptr;
+    for (size_t i = 0; i < pctx.outputs.size(); ++i)  // before prepare, which may size by them
+      note_tensor(n.outputs[i]->name, pctx.outputs[i], device, n);
     Step step;
     step.node = &n;
     step.device = device;
@@ -236,9 +338,25 @@ class PlanBuilder {
     Slot copy = plan_->slots[id];
     const Tensor& t = *copy.constant;
     copy.device = options_.device;
-    copy.device_constant = cuda::device_alloc(*dctx_, std::max<size_t>(t.nbytes(), 1));
-    plan_->device_buffers.push_back(copy.device_constant);
-    if (t.nbytes()) cuda::copy_to_device(*dctx_, copy.device_constant, t.raw(), t.nbytes());
+    DeviceContext* dc = dctx_;
+    auto upload = [&]() -> std::shared_ptr<const void> {
+      void* p = cuda::device_alloc(*dc, std::max<size_t>(t.nbytes(), 1));
+      std::shared_ptr<const void> buffer(p, [dc](const void* q) {
+        cuda::device_free(*dc, const_cast<void*>(q));
+      });
+      if (t.nbytes()) cuda::copy_to_device(*dc, p, t.raw(), t.nbytes());
+      return buffer;
+    };
+    // Graph constants are uploaded once per session; values folded in this plan, per plan.
+    const Value* owner = nullptr;
+    for (const auto& [v, slot] : slot_of_)
+      if (slot == id && v->is_constant() && &*v->constant == copy.constant) owner = v;
+    std::shared_ptr<const void> buffer =
+        owner ? shared(owner, "constant '" + owner->name + "'", options_.device, "upload",
+                       std::max<size_t>(t.nbytes(), 1), upload)
+              : upload();
+    copy.device_constant = buffer.get();
+    plan_->uploads.push_back(std::move(buffer));
     int copy_id = add_slot(std::move(copy));
     mirrors_[key] = copy_id;
     return copy_id;
@@ -278,7 +396,14 @@ class PlanBuilder {
       for (int id : plan_->steps[i].inputs)
         if (id >= 0) last[id] = i;
     }
-    for (int id : plan_->output_slots) last[id] = n_steps;
+    if (plan_->observe_outputs) {
+      plan_->outputs_after_step.assign(plan_->steps.size(), {});
+      for (size_t o = 0; o < plan_->output_slots.size(); ++o)
+        if (first[plan_->output_slots[o]] >= 0)
+          plan_->outputs_after_step[first[plan_->output_slots[o]]].push_back(int(o));
+    } else {
+      for (int id : plan_->output_slots) last[id] = n_steps;
+    }
     for (int dev = 0; dev < 2; ++dev) {
       std::vector<BufferRequest> requests;
       std::vector<std::pair<int, bool>> owners;  // (slot or step id, is_workspace)
@@ -313,6 +438,9 @@ class PlanBuilder {
   const SessionOptions& options_;
   int threads_;
   DeviceContext* dctx_;
+  const PlanEnvironment& env_;
+  std::string what_;          // "graph 'g' with input shapes [1,3,224,224]", for errors
+  MemoryNeeds largest_[2];    // per device: the largest tensor so far
   std::unique_ptr<Plan> plan_;
   std::map<const Value*, int> slot_of_;
   std::map<std::pair<int, int>, int> mirrors_;
@@ -330,6 +458,8 @@ bool is_shape_like_input(DType dtype, const Shape& shape) {
 struct ExecContext {
   void* arena[2] = {nullptr, nullptr};
   bool pinned_host_arena = false;       // the host arena is page-locked (CUDA graph plans)
+  bool pooled_host_arena = false;       // arena[0] is lent by the plan's host_buffers per run
+  BufferPool::Buffer lent;              // what host_buffers lent for the current run
   void* cuda_graph = nullptr;           // captured on this context's first run
   DeviceContext* device_context = nullptr;
   std::vector<Tensor> tensors;          // one per slot: views into the arenas or constants
@@ -339,27 +469,51 @@ struct ExecContext {
     cuda::destroy_graph(cuda_graph);
     if (pinned_host_arena)
       cuda::pinned_free(*device_context, arena[0]);
-    else
-      std::free(arena[0]);
+    else if (!pooled_host_arena && arena[0])
+      ::operator delete(arena[0], std::align_val_t(kArenaAlignment));
     if (arena[1] && device_context) cuda::device_free(*device_context, arena[1]);
+  }
+
+  size_t owned_bytes(const Plan& plan) const {
+    return (pooled_host_arena ? 0 : plan.arena_bytes[0]) + (arena[1] ? plan.arena_bytes[1] : 0);
   }
 };
 
 namespace {
+// Points the context's views of host arena tensors and host workspaces at `base`.
+void bind_host_arena(const Plan& plan, ExecContext& ctx, void* base) {
+  ctx.arena[0] = nullptr;  // set once every view points at `base` (a view may throw)
+  char* b = static_cast<char*>(base);
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const Slot& s = plan.slots[i];
+    if (s.kind == Slot::Kind::Arena && s.device.is_cpu())
+      ctx.tensors[i] = Tensor::view(b + s.offset, s.dtype, s.shape, s.device);
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i)
+    if (plan.steps[i].workspace_bytes && plan.steps[i].device.is_cpu())
+      ctx.run_contexts[i].workspace = b + plan.steps[i].workspace_offset;
+  ctx.arena[0] = base;
+}
+
 std::unique_ptr<ExecContext> make_context(Plan& plan) {
   auto ctx = std::make_unique<ExecContext>();
   ctx->device_context = plan.device_context;
   size_t cpu_bytes = std::max<size_t>(plan.arena_bytes[0], kArenaAlignment);
   if (plan.use_cuda_graph) {
-    // The graph copies the outputs into the host arena: it must be page-locked for that.
+    // The graph copies the outputs into the host arena: it must be page-locked for that, and
+    // stay at the address the graph was captured with.
     ctx->arena[0] = cuda::pinned_alloc(*plan.device_context, cpu_bytes);
     ctx->pinned_host_arena = true;
+  } else if (plan.host_buffers) {
+    ctx->pooled_host_arena = true;  // bound to a lent buffer per run
   } else {
-    ctx->arena[0] = std::aligned_alloc(kArenaAlignment, cpu_bytes);
+    try {
+      ctx->arena[0] = ::operator new(cpu_bytes, std::align_val_t(kArenaAlignment));
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorCode::OutOfMemory,
+                  "cannot allocate an arena of " + memory_size(cpu_bytes) + " for a run");
+    }
   }
-  if (!ctx->arena[0])
-    throw Error(ErrorCode::OutOfMemory, "cannot allocate an arena of " +
-                                            std::to_string(cpu_bytes) + " bytes");
   if (plan.arena_bytes[1])
     ctx->arena[1] = cuda::device_alloc(*plan.device_context, plan.arena_bytes[1]);
   ctx->tensors.resize(plan.slots.size());
@@ -367,18 +521,20 @@ std::unique_ptr<ExecContext> make_context(Plan& plan) {
     const Slot& s = plan.slots[i];
     if (s.kind == Slot::Kind::Arena) {
       char* base = static_cast<char*>(ctx->arena[device_slot(s.device)]);
-      ctx->tensors[i] = Tensor::view(base + s.offset, s.dtype, s.shape, s.device);
+      if (base)  // (a pooled host arena is bound per run)
+        ctx->tensors[i] = Tensor::view(base + s.offset, s.dtype, s.shape, s.device);
     } else if (s.kind == Slot::Kind::Constant) {
-      ctx->tensors[i] = s.device_constant
-                            ? Tensor::view(s.device_constant, s.dtype, s.shape, s.device)
-                            : *s.constant;
+      ctx->tensors[i] =
+          s.device_constant
+              ? Tensor::view(const_cast<void*>(s.device_constant), s.dtype, s.shape, s.device)
+              : *s.constant;
     }
   }
   for (const Step& st : plan.steps) {
     RunContext rc;
     for (int id : st.inputs) rc.inputs.push_back(id >= 0 ? &ctx->tensors[id] : nullptr);
     for (int id : st.outputs) rc.outputs.push_back(&ctx->tensors[id]);
-    if (st.workspace_bytes)
+    if (st.workspace_bytes && ctx->arena[device_slot(st.device)])
       rc.workspace = static_cast<char*>(ctx->arena[device_slot(st.device)]) + st.workspace_offset;
     rc.device_context = st.device.is_cpu() ? nullptr : plan.device_context;
     ctx->run_contexts.push_back(std::move(rc));
@@ -396,7 +552,10 @@ std::unique_ptr<ExecContext> Plan::acquire() {
       return ctx;
     }
   }
-  return make_context(*this);
+  std::unique_ptr<ExecContext> ctx = make_context(*this);
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  pool_.reserve(++contexts_);  // room for every context, so that release() never allocates
+  return ctx;
 }
 
 void Plan::release(std::unique_ptr<ExecContext> ctx) {
@@ -404,20 +563,34 @@ void Plan::release(std::unique_ptr<ExecContext> ctx) {
   pool_.push_back(std::move(ctx));
 }
 
-Plan::~Plan() {
+void Plan::trim() {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  contexts_ -= pool_.size();
+  for (auto& c : pool_) c.reset();  // keeps pool_'s capacity for contexts still out
   pool_.clear();
-  if (device_context)
-    for (void* p : device_buffers) cuda::device_free(*device_context, p);
 }
+
+size_t Plan::idle_context_bytes() const {
+  std::lock_guard<std::mutex> lock(pool_mutex_);
+  size_t total = 0;
+  for (const auto& c : pool_) total += c->owned_bytes(*this);
+  return total;
+}
+
+Plan::~Plan() { pool_.clear(); }
 
 std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input_shapes,
                                  const std::vector<const Tensor*>& input_values,
                                  const SessionOptions& options, int threads,
-                                 DeviceContext* device_context) {
-  cuda::DeviceAllocationTally tally;  // the weights and constants kernels upload
+                                 DeviceContext* device_context, const PlanEnvironment& env) {
+  cuda::DeviceAllocationTally tally;  // what kernels upload outside the shared constants
   std::unique_ptr<Plan> plan =
-      PlanBuilder(g, options, threads, device_context).build(input_shapes, input_values);
-  plan->stats.device_bytes = tally.bytes() + plan->arena_bytes[1];
+      PlanBuilder(g, options, threads, device_context, env).build(input_shapes, input_values);
+  // The session's shared weights on the device (this plan's and its siblings'), what this
+  // plan uploaded for itself, and one run's arena.
+  const size_t shared = env.constants && device_context
+                            ? env.constants->live_bytes(options.device) : 0;
+  plan->stats.device_bytes = std::max(tally.bytes(), shared) + plan->arena_bytes[1];
   return plan;
 }
 
@@ -470,14 +643,24 @@ ObserveSteps::ObserveSteps(StepObserver& observer) : outer_(t_observer) { t_obse
 ObserveSteps::~ObserveSteps() { t_observer = outer_; }
 
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
-                                 int threads) {
+                                 int threads, const OutputObserver& observe) {
   StepObserver* const observer = t_observer;
   std::unique_ptr<ExecContext> ctx = plan.acquire();
-  struct Releaser {  // returns the context to the pool even when a kernel throws
+  struct Releaser {  // returns the context and its buffer even when a kernel throws
     Plan& plan;
     std::unique_ptr<ExecContext>& ctx;
-    ~Releaser() { plan.release(std::move(ctx)); }
+    ~Releaser() {
+      if (ctx->pooled_host_arena) {
+        plan.host_buffers->release(ctx->lent);
+        ctx->lent = {};
+      }
+      plan.release(std::move(ctx));
+    }
   } releaser{plan, ctx};
+  if (ctx->pooled_host_arena) {
+    ctx->lent = plan.host_buffers->acquire(std::max<size_t>(plan.arena_bytes[0], 1));
+    if (ctx->lent.data != ctx->arena[0]) bind_host_arena(plan, *ctx, ctx->lent.data);
+  }
 
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const Slot& s = plan.slots[i];
@@ -490,6 +673,20 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
     ctx->tensors[i] = Tensor::view(const_cast<void*>(in.raw()), s.dtype, s.shape, in.device());
   }
   for (RunContext& rc : ctx->run_contexts) rc.threads = threads;
+
+  if (plan.observe_outputs) {  // CPU only (build_plan): step by step, outputs seen as made
+    check(observe != nullptr, ErrorCode::Internal, "a plan observing outputs needs an observer");
+    for (size_t o = 0; o < plan.output_slots.size(); ++o) {  // inputs and constants
+      const int id = plan.output_slots[o];
+      if (plan.slots[id].kind != Slot::Kind::Arena) observe(o, ctx->tensors[id]);
+    }
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      run_step(plan, plan.steps[i], ctx->run_contexts[i]);
+      for (int o : plan.outputs_after_step[i])
+        observe(size_t(o), ctx->tensors[plan.output_slots[o]]);
+    }
+    return {};
+  }
 
   std::unique_lock<std::mutex> stream_lock;
   if (plan.device_context) stream_lock = cuda::lock_stream(*plan.device_context);

@@ -9,10 +9,16 @@
 #include "graph/pass.h"
 #include "minfer/calibrate.h"
 #include "minfer/onnx.h"
+#include "runtime/memory_budget.h"
 #include "runtime/plan.h"
+#include "runtime/plan_cache.h"
+#include "runtime/session_observe.h"
 
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+#if defined(__GLIBC__)
+#include <malloc.h>
 #endif
 
 namespace minfer {
@@ -22,31 +28,41 @@ struct Session::Impl {
   Graph graph;
   int threads = 1;
   std::vector<std::string> input_names, output_names;
+  // Declared before the plans, which use them until they are destroyed.
   std::shared_ptr<DeviceContext> device_context;
+  mutable SessionConstants constants;  // packed weights, uploaded constants: shared by plans
+  mutable BufferPool host_buffers;  // host arenas, lent to runs
+  PlanEnvironment env;
   mutable std::mutex plans_mutex;
-  using ShapeKey = std::vector<std::vector<int64_t>>;
-  mutable std::map<ShapeKey, std::shared_ptr<Plan>> plans;
+  mutable PlanCache plans{16, 0};
   // Shapes for which some output shape depends on the values of shape-like inputs (say, a
   // Reshape whose target shape is a graph input); their plans are keyed by those values too.
-  mutable std::set<ShapeKey> needs_values;
-  mutable std::map<std::pair<ShapeKey, ShapeKey>, std::shared_ptr<Plan>> value_plans;
-  static constexpr size_t kMaxValuePlans = 64;  // bounds the cache when the values vary a lot
+  mutable std::set<PlanCache::Dims> needs_values;
+
+  std::shared_ptr<Plan> build(const std::vector<Shape>& shapes,
+                              const std::vector<const Tensor*>& values) const {
+    try {
+      return build_plan(graph, shapes, values, options, threads, device_context.get(), env);
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorCode::OutOfMemory,
+                  "out of memory while planning graph '" + graph.name + "'");
+    }
+  }
 
   // `inputs` (in graph-input order) may be empty when only the shapes are known.
   std::shared_ptr<Plan> plan_for(const std::vector<Shape>& shapes,
                                  const std::vector<const Tensor*>& inputs) const {
-    ShapeKey key;
-    for (const Shape& s : shapes) key.push_back(s.dims());
+    PlanCache::Key key;
+    for (const Shape& s : shapes) key.first.push_back(s.dims());
     std::lock_guard<std::mutex> lock(plans_mutex);
-    if (auto it = plans.find(key); it != plans.end()) return it->second;
-    if (!needs_values.count(key)) {
+    if (auto plan = plans.find(key)) return plan;
+    if (!needs_values.count(key.first)) {
       try {
-        std::shared_ptr<Plan> plan =
-            build_plan(graph, shapes, {}, options, threads, device_context.get());
-        plans[key] = plan;
+        std::shared_ptr<Plan> plan = build(shapes, {});
+        plans.insert(key, plan);
         return plan;
       } catch (const NeedsInputValues&) {
-        needs_values.insert(key);
+        needs_values.insert(key.first);
       }
     }
     check(!inputs.empty(), ErrorCode::Unsupported,
@@ -54,7 +70,6 @@ struct Session::Impl {
               "' depend on the values of its integer inputs, not only on the input shapes; "
               "run it to plan it");
     std::vector<const Tensor*> values(inputs.size(), nullptr);
-    ShapeKey value_key;
     for (size_t i = 0; i < inputs.size(); ++i) {
       if (!is_shape_like_input(inputs[i]->dtype(), inputs[i]->shape())) continue;
       check(inputs[i]->device().is_cpu(), ErrorCode::InvalidArgument,
@@ -65,14 +80,11 @@ struct Session::Impl {
       for (int64_t e = 0; e < inputs[i]->numel(); ++e)
         v.push_back(inputs[i]->dtype() == DType::i64 ? inputs[i]->data<int64_t>()[e]
                                                      : inputs[i]->data<int32_t>()[e]);
-      value_key.push_back(std::move(v));
+      key.second.push_back(std::move(v));
     }
-    auto vkey = std::make_pair(key, value_key);
-    if (auto it = value_plans.find(vkey); it != value_plans.end()) return it->second;
-    if (value_plans.size() >= kMaxValuePlans) value_plans.clear();  // running plans are shared
-    std::shared_ptr<Plan> plan =
-        build_plan(graph, shapes, values, options, threads, device_context.get());
-    value_plans[vkey] = plan;
+    if (auto plan = plans.find(key)) return plan;
+    std::shared_ptr<Plan> plan = build(shapes, values);
+    plans.insert(key, plan);
     return plan;
   }
 
@@ -127,10 +139,22 @@ Session::Session(Graph graph, SessionOptions options) : impl_(std::make_unique<I
     check(!is_quantized(graph), ErrorCode::InvalidArgument,
           "precision fp16: graph '" + graph.name + "' is quantized; fp16 takes an fp32 model");
   }
+  check(options.plan_cache_plans >= 1, ErrorCode::InvalidArgument,
+        "SessionOptions::plan_cache_plans must be at least 1");
   graph.infer_shapes();
   optimize(graph, options);
   verify(graph);
   impl_->graph = std::move(graph);
+  impl_->plans = PlanCache(options.plan_cache_plans, options.plan_cache_bytes);
+  PlanEnvironment& env = impl_->env;
+  env.constants = &impl_->constants;
+  env.host_buffers = &impl_->host_buffers;
+  for (const Value* v : impl_->graph.values())
+    if (v->is_constant()) env.graph_constant_bytes += v->constant->nbytes();
+  env.host_limit = options.memory_limit ? options.memory_limit : physical_memory_bytes();
+  env.device_limit = options.memory_limit;
+  env.limit_source = options.memory_limit ? "the memory limit (SessionOptions::memory_limit)"
+                                          : "the machine's physical memory";
   for (const Value* v : impl_->graph.inputs()) impl_->input_names.push_back(v->name);
   for (const Value* v : impl_->graph.outputs()) impl_->output_names.push_back(v->name);
 }
@@ -183,28 +207,46 @@ std::vector<const Tensor*> Session::Impl::ordered_inputs(const NamedTensors& inp
   return ordered;
 }
 
+namespace {
+// A host allocation that fails becomes Error(OutOfMemory). By then what the call allocated
+// is freed (everything is owned by RAII) and the session is as before the call.
+template <typename F>
+auto host_oom_as_error(const char* method, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorCode::OutOfMemory, std::string("Session::") + method +
+                                            ": out of host memory");
+  }
+}
+}  // namespace
+
 NamedTensors Session::run(const NamedTensors& inputs) const {
-  const Impl& impl = live(impl_, "run");
-  std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
-  std::vector<Shape> shapes;
-  for (const Tensor* t : ordered) shapes.push_back(t->shape());
-  std::shared_ptr<Plan> plan = impl.plan_for(shapes, ordered);
+  return host_oom_as_error("run", [&] {
+    const Impl& impl = live(impl_, "run");
+    std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
+    std::vector<Shape> shapes;
+    for (const Tensor* t : ordered) shapes.push_back(t->shape());
+    std::shared_ptr<Plan> plan = impl.plan_for(shapes, ordered);
 #ifdef _OPENMP
-  omp_set_num_threads(impl.threads);  // this thread's parallel regions (and Eigen's)
+    omp_set_num_threads(impl.threads);  // this thread's parallel regions (and Eigen's)
 #endif
-  std::vector<Tensor> outs = execute_plan(*plan, ordered, impl.threads);
-  NamedTensors result;
-  for (size_t i = 0; i < outs.size(); ++i) result[impl.output_names[i]] = std::move(outs[i]);
-  return result;
+    std::vector<Tensor> outs = execute_plan(*plan, ordered, impl.threads);
+    NamedTensors result;
+    for (size_t i = 0; i < outs.size(); ++i) result[impl.output_names[i]] = std::move(outs[i]);
+    return result;
+  });
 }
 
 Tensor Session::run_one(const Tensor& input) const {
-  const Impl& impl = live(impl_, "run_one");
-  check(impl.input_names.size() == 1, ErrorCode::InvalidArgument,
-        "run_one: the model has " + std::to_string(impl.input_names.size()) +
-            " inputs; use run() with named inputs");
-  NamedTensors out = run({{impl.input_names[0], input}});
-  return out.at(impl.output_names[0]);
+  return host_oom_as_error("run_one", [&] {
+    const Impl& impl = live(impl_, "run_one");
+    check(impl.input_names.size() == 1, ErrorCode::InvalidArgument,
+          "run_one: the model has " + std::to_string(impl.input_names.size()) +
+              " inputs; use run() with named inputs");
+    NamedTensors out = run({{impl.input_names[0], input}});
+    return out.at(impl.output_names[0]);
+  });
 }
 
 const Graph& Session::graph() const { return live(impl_, "graph").graph; }
@@ -217,23 +259,89 @@ const std::vector<std::string>& Session::output_names() const {
 const SessionOptions& Session::options() const { return live(impl_, "options").options; }
 
 PlanStats Session::plan_stats(const std::map<std::string, Shape>& input_shapes) const {
-  const Impl& impl = live(impl_, "plan_stats");
-  std::vector<Shape> shapes;
-  for (const Value* v : impl.graph.inputs()) {
-    auto it = input_shapes.find(v->name);
-    check(it != input_shapes.end(), ErrorCode::InvalidArgument,
-          "plan_stats: no shape given for input '" + v->name + "'");
-    shapes.push_back(it->second);
+  return host_oom_as_error("plan_stats", [&] {
+    const Impl& impl = live(impl_, "plan_stats");
+    std::vector<Shape> shapes;
+    for (const Value* v : impl.graph.inputs()) {
+      auto it = input_shapes.find(v->name);
+      check(it != input_shapes.end(), ErrorCode::InvalidArgument,
+            "plan_stats: no shape given for input '" + v->name + "'");
+      shapes.push_back(it->second);
+    }
+    return impl.plan_for(shapes, {})->stats;
+  });
+}
+
+void Session::trim() const {
+  const Impl& impl = live(impl_, "trim");
+  {
+    std::lock_guard<std::mutex> lock(impl.plans_mutex);
+    impl.plans.for_each([](Plan& p) { p.trim(); });
+    impl.plans.clear();
   }
-  return impl.plan_for(shapes, {})->stats;
+  impl.host_buffers.trim();
+  impl.constants.forget_expired();
+#if defined(__GLIBC__)
+  malloc_trim(0);  // hand the freed heap pages back to the system too
+#endif
+}
+
+MemoryStats Session::memory_stats() const {
+  const Impl& impl = live(impl_, "memory_stats");
+  MemoryStats m;
+  {
+    std::lock_guard<std::mutex> lock(impl.plans_mutex);
+    m.plans = impl.plans.size();
+    impl.plans.for_each([&](const Plan& p) { m.idle_bytes += p.idle_context_bytes(); });
+  }
+  m.graph_constant_bytes = impl.env.graph_constant_bytes;
+  m.packed_bytes = impl.constants.live_bytes(Device::cpu());
+  if (!impl.options.device.is_cpu())
+    m.device_packed_bytes = impl.constants.live_bytes(impl.options.device);
+  m.buffer_bytes = impl.host_buffers.held_bytes();
+  m.idle_bytes += impl.host_buffers.idle_bytes();
+  return m;
 }
 
 PlanStats Session::plan_stats(const NamedTensors& inputs) const {
-  const Impl& impl = live(impl_, "plan_stats");
-  std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
-  std::vector<Shape> shapes;
-  for (const Tensor* t : ordered) shapes.push_back(t->shape());
-  return impl.plan_for(shapes, ordered)->stats;
+  return host_oom_as_error("plan_stats", [&] {
+    const Impl& impl = live(impl_, "plan_stats");
+    std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
+    std::vector<Shape> shapes;
+    for (const Tensor* t : ordered) shapes.push_back(t->shape());
+    return impl.plan_for(shapes, ordered)->stats;
+  });
+}
+
+struct SessionAccess {
+  static Session::Impl& impl(const Session& s) { return *s.impl_; }
+  static void run(const Session& s, const NamedTensors& inputs, const OutputObserver& observe) {
+    const Session::Impl& impl = live(s.impl_, "run");
+    std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
+    std::vector<Shape> shapes;
+    for (const Tensor* t : ordered) shapes.push_back(t->shape());
+    std::shared_ptr<Plan> plan = impl.plan_for(shapes, ordered);
+#ifdef _OPENMP
+    omp_set_num_threads(impl.threads);
+#endif
+    execute_plan(*plan, ordered, impl.threads, observe);
+  }
+};
+
+void observe_outputs(Session& session) {
+  auto& impl = SessionAccess::impl(session);
+  check(impl.options.device.is_cpu(), ErrorCode::Unsupported,
+        "observing a session's outputs works on the CPU only");
+  std::lock_guard<std::mutex> lock(impl.plans_mutex);
+  impl.plans.clear();
+  impl.env.observe_outputs = true;
+}
+
+void run_observing(const Session& session, const NamedTensors& inputs,
+                   const std::function<void(const std::string&, const Tensor&)>& observe) {
+  const std::vector<std::string>& names = session.output_names();
+  SessionAccess::run(session, inputs,
+                     [&](size_t o, const Tensor& t) { observe(names[o], t); });
 }
 
 }  // namespace minfer

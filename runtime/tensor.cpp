@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <sstream>
 
 namespace minfer {
@@ -85,10 +86,16 @@ Tensor::Tensor(DType dtype, Shape shape, Device device)
             std::to_string(kMaxTensorBytes));
   size_t alloc = (bytes + 63) / 64 * 64;
   if (alloc == 0) alloc = 64;
-  void* p = std::aligned_alloc(64, alloc);
+  // operator new rather than aligned_alloc: one allocator for all of minfer's host memory,
+  // which a test can make fail.
+  void* p = ::operator new(alloc, std::align_val_t(64), std::nothrow);
   if (!p) throw Error(ErrorCode::OutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes");
   std::memset(p, 0, alloc);
-  storage_ = std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+  try {
+    storage_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
+  } catch (const std::bad_alloc&) {  // the deleter has freed p
+    throw Error(ErrorCode::OutOfMemory, "cannot allocate a tensor's bookkeeping");
+  }
   data_ = p;
 }
 

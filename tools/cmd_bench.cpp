@@ -4,6 +4,12 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <sstream>
+
+#include <sys/resource.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "backends/cuda_api.h"
 #include "tools/bench_profile.h"
@@ -18,11 +24,14 @@ namespace minfer::cli {
 namespace {
 
 ArgParser make_parser() {
-  ArgParser p("bench", "MODEL [--batch N] [--warmup N] [--iterations N | --duration S] [options]",
+  ArgParser p("bench",
+              "MODEL [--batch N[,N...]] [--warmup N] [--iterations N | --duration S] [options]",
               "Measures the latency of one run (min/mean/p50/p90/p99/max) and the throughput on\n"
-              "random inputs of the model's input shape.");
+              "random inputs of the model's input shape, and the process's peak memory.");
   add_model_options(p);
-  p.option("--batch", "N", "batch size for a symbolic batch dimension (default 1)");
+  p.option("--batch", "N[,N...]",
+           "batch size for a symbolic batch dimension (default 1); a list such as 1,2,4,8\n"
+           "measures each in turn in one session");
   p.option("--warmup", "N", "untimed runs first (default 3)");
   p.option("--iterations", "N", "timed runs (default 20)");
   p.option("--duration", "S", "instead of --iterations: run for S seconds");
@@ -31,7 +40,8 @@ ArgParser make_parser() {
                            "leave out the host-to-device copy");
   p.flag("--profile", "then time each step (node) of the plan: op, kernel, shapes, time,\n"
                       "share, FLOPs, bytes, GFLOP/s, GB/s and % of the roofline (measured\n"
-                      "once by a micro-benchmark); runs step by step, without a CUDA graph");
+                      "once by a micro-benchmark); runs step by step, without a CUDA graph;\n"
+                      "with a batch list, of the last batch");
   p.option("--profile-runs", "N",
            "runs --profile times (default 10); it reports each step's median");
   p.option("--trace", "F", "with or without --profile: write the per-step profile as a\n"
@@ -62,6 +72,41 @@ Tensor random_input(const Value& v, int64_t batch, std::mt19937& rng) {
   return t;  // other dtypes: zeros (indices, masks), always valid
 }
 
+// --batch as a list of sizes; a model with a fixed batch takes only its own.
+std::vector<int64_t> batch_list(const Graph& g, const Args& args) {
+  if (!args.has("--batch")) return {choose_batch(g, args, 1)};
+  std::vector<int64_t> out;
+  std::stringstream list(args.get("--batch", ""));
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    char* end = nullptr;
+    const long long v = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > (1 << 20))
+      throw UsageError("--batch: expected sizes 1.." + std::to_string(1 << 20) +
+                       " separated by commas, got '" + args.get("--batch", "") + "'");
+    if (has_fixed_batch(g) && v != g.inputs()[0]->shape[0])
+      throw UsageError("--batch " + item + ": the model's input '" + g.inputs()[0]->name +
+                       "' has a fixed batch of " + std::to_string(g.inputs()[0]->shape[0]));
+    out.push_back(v);
+  }
+  if (out.empty()) throw UsageError("--batch: no batch size given");
+  return out;
+}
+
+size_t peak_rss_bytes() {  // of the process so far (Linux reports KiB)
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return size_t(ru.ru_maxrss) * 1024;
+}
+
+struct BatchResult {
+  int64_t batch = 1;
+  PlanStats plan;
+  std::vector<double> ms;
+  double total_ms = 0, prepare_ms = 0;
+  size_t peak_rss = 0;
+};
+
 }  // namespace
 
 int cmd_bench(const Argv& argv) {
@@ -78,120 +123,195 @@ int cmd_bench(const Argv& argv) {
   const double duration_s = args.get_double("--duration", 0, 0);
   if (args.has("--duration") && duration_s <= 0) throw UsageError("--duration must be positive");
   const SessionOptions options = session_options(args);
+#if defined(__GLIBC__)
+  // glibc raises its mmap threshold whenever a large block is freed; blocks below it (the
+  // inputs of earlier batches) then stay in the heap once freed, and the peak memory of a
+  // batch list grows with it (ResNet-50, batches 1..8: 13 MB). A fixed threshold hands them
+  // back, as a long-running service that watches its memory would choose.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 
   LoadedModel model = load_model(args);
-  const int64_t batch = choose_batch(model.graph, args, 1);
-  std::mt19937 rng(1234);
-  NamedTensors inputs;
-  for (const Value* v : model.graph.inputs())
-    if (!v->is_constant()) inputs[v->name] = random_input(*v, batch, rng);
-  const double t_prepare = now_ms();
+  const std::vector<int64_t> batches = batch_list(model.graph, args);
+  std::vector<const Value*> graph_inputs;
+  const double t_session = now_ms();
   Session session(std::move(model.graph), options);
-  // optimize + plan + pack weights: not part of the timed runs
-  const PlanStats plan_stats = session.plan_stats(inputs);
-  const double prepare_ms = now_ms() - t_prepare;
+  const double session_ms = now_ms() - t_session;
+  for (const Value* v : session.graph().inputs())
+    if (!v->is_constant()) graph_inputs.push_back(v);
 
   // --device-input: the same inputs, copied once into GPU memory that the runs read.
   const bool device_input = args.has("--device-input");
   if (device_input && options.device.is_cpu())
     throw UsageError("--device-input needs --device cuda");
   std::shared_ptr<DeviceContext> input_context;
-  std::vector<std::shared_ptr<void>> device_buffers;
-  if (device_input) {
-    input_context = cuda::create_context(options.device.index);
-    for (auto& [name, t] : inputs) {
-      DeviceContext* dc = input_context.get();
-      std::shared_ptr<void> buffer(cuda::device_alloc(*dc, t.nbytes()),
-                                   [dc](void* p) { cuda::device_free(*dc, p); });
-      cuda::copy_to_device(*dc, buffer.get(), t.raw(), t.nbytes());
-      cuda::synchronize(*dc);
-      t = Tensor::view(buffer.get(), t.dtype(), t.shape(), options.device);
-      device_buffers.push_back(std::move(buffer));
-    }
-  }
+  if (device_input) input_context = cuda::create_context(options.device.index);
 
-  for (int64_t i = 0; i < warmup; ++i) session.run(inputs);
-  std::vector<double> ms;
-  const double t0 = now_ms();
-  for (;;) {
-    const double t = now_ms();
-    session.run(inputs);
-    ms.push_back(now_ms() - t);
-    if (duration_s > 0 ? now_ms() - t0 >= duration_s * 1000
-                       : static_cast<int64_t>(ms.size()) >= iterations)
-      break;
-  }
-  const double total_ms = now_ms() - t0;
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  double mean = 0;
-  for (double x : ms) mean += x;
-  mean /= double(ms.size());
-  const double throughput = double(batch) * double(ms.size()) / (total_ms / 1000);
-  // --profile / --trace: after the ordinary timed runs, whose median the steps should add up to.
+  std::vector<BatchResult> results;
+  // --profile / --trace: after the ordinary timed runs (of the last batch), whose median the
+  // steps should add up to.
   const bool profile = args.has("--profile") || args.has("--trace");
   RunProfile run_profile;
   MachinePeak peak;
-  if (profile) {
-    const int runs = static_cast<int>(args.get_int("--profile-runs", 10, 1, 1 << 20));
-    run_profile = profile_session(session, inputs, runs, 2);
-    peak = measure_peak(options.device, effective_threads(options));
-    if (args.has("--trace")) write_trace(run_profile, args.get("--trace"));
+  for (const int64_t batch : batches) {
+    BatchResult r;
+    r.batch = batch;
+    // Planned from the shapes first, so that a batch too large for memory is refused before
+    // its inputs are made (a model whose shapes depend on input values plans from them).
+    const double t_prepare = now_ms();
+    bool planned = false;
+    try {
+      std::map<std::string, Shape> shapes;
+      for (const Value* v : graph_inputs) shapes[v->name] = concrete_shape(*v, batch);
+      r.plan = session.plan_stats(shapes);
+      planned = true;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::Unsupported) throw;
+    }
+    std::mt19937 rng(1234);
+    NamedTensors inputs;
+    for (const Value* v : graph_inputs) inputs[v->name] = random_input(*v, batch, rng);
+    if (!planned) r.plan = session.plan_stats(inputs);
+    // optimize + plan + pack weights: not part of the timed runs
+    r.prepare_ms = now_ms() - t_prepare + (results.empty() ? session_ms : 0);
+
+    std::vector<std::shared_ptr<void>> device_buffers;
+    if (device_input) {
+      for (auto& [name, t] : inputs) {
+        DeviceContext* dc = input_context.get();
+        std::shared_ptr<void> buffer(cuda::device_alloc(*dc, t.nbytes()),
+                                     [dc](void* p) { cuda::device_free(*dc, p); });
+        cuda::copy_to_device(*dc, buffer.get(), t.raw(), t.nbytes());
+        cuda::synchronize(*dc);
+        t = Tensor::view(buffer.get(), t.dtype(), t.shape(), options.device);
+        device_buffers.push_back(std::move(buffer));
+      }
+    }
+
+    for (int64_t i = 0; i < warmup; ++i) session.run(inputs);
+    const double t0 = now_ms();
+    for (;;) {
+      const double t = now_ms();
+      session.run(inputs);
+      r.ms.push_back(now_ms() - t);
+      if (duration_s > 0 ? now_ms() - t0 >= duration_s * 1000
+                         : static_cast<int64_t>(r.ms.size()) >= iterations)
+        break;
+    }
+    r.total_ms = now_ms() - t0;
+    r.peak_rss = peak_rss_bytes();
+    if (profile && batch == batches.back()) {
+      const int runs = static_cast<int>(args.get_int("--profile-runs", 10, 1, 1 << 20));
+      run_profile = profile_session(session, inputs, runs, 2);
+      peak = measure_peak(options.device, effective_threads(options));
+      if (args.has("--trace")) write_trace(run_profile, args.get("--trace"));
+    }
+    results.push_back(std::move(r));
   }
+
   struct Stat {
     const char* name;
     double value;
   };
-  const Stat stats[] = {{"min", sorted.front()},           {"mean", mean},
-                        {"p50", percentile(sorted, 0.5)},  {"p90", percentile(sorted, 0.9)},
-                        {"p99", percentile(sorted, 0.99)}, {"max", sorted.back()}};
+  auto stats_of = [](const BatchResult& r) {
+    std::vector<double> sorted = r.ms;
+    std::sort(sorted.begin(), sorted.end());
+    double mean = 0;
+    for (double x : r.ms) mean += x;
+    mean /= double(r.ms.size());
+    return std::vector<Stat>{{"min", sorted.front()},           {"mean", mean},
+                             {"p50", percentile(sorted, 0.5)},  {"p90", percentile(sorted, 0.9)},
+                             {"p99", percentile(sorted, 0.99)}, {"max", sorted.back()}};
+  };
+  auto throughput_of = [](const BatchResult& r) {
+    return double(r.batch) * double(r.ms.size()) / (r.total_ms / 1000);
+  };
+  // What the profile's step times are compared with: the last batch's median and mean.
+  auto timed_of = [&](const BatchResult& r) {
+    const std::vector<Stat> st = stats_of(r);
+    return Latency{st[2].value, st[1].value};
+  };
 
   if (args.has("--json")) {
-    Json lat = Json::object();
-    for (const Stat& s : stats) lat.set(s.name, s.value);
-    Json j = Json::object();
+    auto one = [&](const BatchResult& r) {
+      Json lat = Json::object();
+      for (const Stat& st : stats_of(r)) lat.set(st.name, st.value);
+      Json j = Json::object();
+      j.set("batch", r.batch);
+      j.set("cuda_graph", r.plan.cuda_graph);
+      j.set("arena_bytes", r.plan.arena_bytes);
+      j.set("kernels", kernels_json(r.plan));
+      if (!options.device.is_cpu()) j.set("device_bytes", r.plan.device_bytes);
+      j.set("iterations", r.ms.size());
+      j.set("prepare_ms", r.prepare_ms);
+      j.set("seconds", r.total_ms / 1000);
+      j.set("latency_ms", lat);
+      j.set("throughput_ips", throughput_of(r));
+      j.set("peak_rss_bytes", r.peak_rss);  // of the process, up to the end of this batch
+      return j;
+    };
+    // One batch: its fields at the top level; several: under "batches", in order.
+    Json j = results.size() == 1 ? one(results[0]) : Json::object();
     j.set("model", model.spec);
     j.set("device", options.device.to_string());
     j.set("precision", precision_name(options.precision));
     j.set("threads", effective_threads(options));
     j.set("opt_level", options.optimization_level);
-    j.set("batch", batch);
-    j.set("cuda_graph", plan_stats.cuda_graph);
-    j.set("arena_bytes", plan_stats.arena_bytes);
-    j.set("kernels", kernels_json(plan_stats));
-    if (!options.device.is_cpu()) j.set("device_bytes", plan_stats.device_bytes);
     j.set("device_input", device_input);
     j.set("warmup", warmup);
-    j.set("iterations", ms.size());
-    j.set("prepare_ms", prepare_ms);
-    j.set("seconds", total_ms / 1000);
-    j.set("latency_ms", lat);
-    j.set("throughput_ips", throughput);
-    if (profile) j.set("profile", profile_json(run_profile, peak, {percentile(sorted, 0.5), mean}));
+    if (results.size() > 1) {
+      Json list = Json::array();
+      for (const BatchResult& r : results) list.push(one(r));
+      j.set("batches", list);
+      j.set("peak_rss_bytes", results.back().peak_rss);
+    }
+    if (profile) j.set("profile", profile_json(run_profile, peak, timed_of(results.back())));
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
+  if (results.size() > 1) {
+    std::printf("%s · %s · batches", model.title().c_str(), describe_options(options).c_str());
+    for (const BatchResult& r : results) std::printf(" %lld", static_cast<long long>(r.batch));
+    std::printf("%s\n\n", device_input ? " · inputs on the GPU" : "");
+    Table t({"batch", "mean (ms)", "p50 (ms)", "img/s", "arena", "peak RSS"}, "rrrrrr");
+    for (const BatchResult& r : results) {
+      const std::vector<Stat> st = stats_of(r);
+      t.add({std::to_string(r.batch), fixed(st[1].value, st[1].value < 10 ? 3 : 2),
+             fixed(st[2].value, st[2].value < 10 ? 3 : 2), fixed(throughput_of(r), 1),
+             format_bytes(double(r.plan.arena_bytes)), format_bytes(double(r.peak_rss))});
+    }
+    std::fputs(t.str("  ").c_str(), stdout);
+    std::printf("\n  peak RSS of the process: %s (one session, plans of every batch)\n",
+                format_bytes(double(results.back().peak_rss)).c_str());
+    if (profile) print_profile(run_profile, peak, timed_of(results.back()));
+    if (args.has("--trace")) std::printf("  trace written to %s\n", args.get("--trace").c_str());
+    return 0;
+  }
+  const BatchResult& r = results[0];
+  const std::vector<Stat> stats = stats_of(r);
+  const double throughput = throughput_of(r);
   std::printf("%s · %s · batch %lld%s\n", model.title().c_str(), describe_options(options).c_str(),
-              static_cast<long long>(batch), device_input ? " · inputs on the GPU" : "");
-  std::printf("prepare %s · %lld warmup + %zu timed runs in %s\n", format_ms(prepare_ms).c_str(),
-              static_cast<long long>(warmup), ms.size(), format_ms(total_ms).c_str());
+              static_cast<long long>(r.batch), device_input ? " · inputs on the GPU" : "");
+  std::printf("prepare %s · %lld warmup + %zu timed runs in %s\n", format_ms(r.prepare_ms).c_str(),
+              static_cast<long long>(warmup), r.ms.size(), format_ms(r.total_ms).c_str());
   if (!options.device.is_cpu())
     std::printf("GPU memory of the plan %s (weights + one run's arena)%s\n",
-                format_bytes(plan_stats.device_bytes).c_str(),
-                plan_stats.cuda_graph ? " · replayed as a CUDA graph" : "");
-  std::printf("kernels %s\n", kernels_text(plan_stats).c_str());
+                format_bytes(r.plan.device_bytes).c_str(),
+                r.plan.cuda_graph ? " · replayed as a CUDA graph" : "");
+  std::printf("kernels %s\n", kernels_text(r.plan).c_str());
   std::printf("\n");
   std::vector<std::string> header{""}, row{"latency (ms)"};
-  for (const Stat& s : stats) {
-    header.push_back(s.name);
-    row.push_back(fixed(s.value, s.value < 10 ? 3 : 2));
+  for (const Stat& st : stats) {
+    header.push_back(st.name);
+    row.push_back(fixed(st.value, st.value < 10 ? 3 : 2));
   }
   Table t(header, "lrrrrrr");
   t.add(row);
   std::fputs(t.str("  ").c_str(), stdout);
   std::printf("\n  throughput  %s img/s (%s per image)\n", fixed(throughput, 1).c_str(),
-              format_ms(total_ms / (double(batch) * double(ms.size()))).c_str());
-  if (profile) print_profile(run_profile, peak, {percentile(sorted, 0.5), mean});
+              format_ms(r.total_ms / (double(r.batch) * double(r.ms.size()))).c_str());
+  std::printf("  peak RSS    %s\n", format_bytes(double(r.peak_rss)).c_str());
+  if (profile) print_profile(run_profile, peak, timed_of(r));
   if (args.has("--trace")) std::printf("  trace written to %s\n", args.get("--trace").c_str());
   return 0;
 }

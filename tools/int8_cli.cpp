@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "minfer/registry.h"
+#include "runtime/calibrate_samples.h"
 
 namespace minfer::cli {
 
@@ -70,11 +71,17 @@ CalibrationTable calibration_table(const LoadedModel& m, const std::vector<std::
     std::fprintf(stderr, "using calibration table %s\n", table_path.c_str());
     return CalibrationTable::load(table_path);
   }
-  const std::vector<Tensor> samples = calibration_samples(m, specs, count);
   CalibrationOptions co;
   co.threads = threads;
-  Calibrator cal(m.graph, co);
-  cal.add_all(samples);
+  const std::vector<std::string> paths = split_commas(specs);
+  const bool random = paths.size() == 1 && paths[0] == "random";
+  CalibrationOptions quiet = co;
+  quiet.progress = false;  // add_sample_files reports progress over all the files
+  Calibrator cal(m.graph, random ? co : quiet);
+  if (random)
+    cal.add_all(calibration_samples(m, specs, count));
+  else  // read a batch at a time, so that memory does not grow with the number of files
+    add_sample_files(cal, list_calibration_files(paths, count), m.info.preprocess, co);
   CalibrationTable table = cal.table(method, percentile);
   if (!table_path.empty()) {
     table.save(table_path);

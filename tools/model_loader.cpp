@@ -1,5 +1,6 @@
 #include "tools/model_loader.h"
 
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "minfer/onnx.h"
 #include "minfer/plugin.h"
 #include "runtime/input_shape.h"
+#include "runtime/memory_budget.h"
 #include "tools/format.h"
 #include "tools/int8_cli.h"
 
@@ -122,6 +124,9 @@ void add_session_options(ArgParser& p) {
   p.flag("--verbose", "log each pass and each node's kernel on stderr");
   p.flag("--no-cuda-graph", "on CUDA, run each node's kernels one by one instead of replaying "
                             "the plan as a CUDA graph");
+  p.option("--memory-limit", "SIZE",
+           "refuse (OutOfMemory) a plan whose run needs more memory on a device, e.g. 512MB\n"
+           "(default: the machine's physical memory; on a GPU its free memory)");
   add_plugin_option(p);
 }
 
@@ -217,6 +222,13 @@ SessionOptions session_options(const Args& args) {
   o.disabled_passes = args.get_all("--disable-pass");
   o.verbose = args.has("--verbose");
   o.cuda_graphs = !args.has("--no-cuda-graph");
+  if (args.has("--memory-limit")) {
+    try {
+      o.memory_limit = parse_memory_size(args.get("--memory-limit", ""));
+    } catch (const Error& e) {
+      throw UsageError(std::string("--memory-limit: ") + e.what());
+    }
+  }
   return o;
 }
 

@@ -110,18 +110,28 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   tile_cols_ = std::min(p, round_up(ceil_div(p, tiles), kTileAlign));
 
   // Constant weights are packed once for the GEMM micro-kernel, one block per group.
-  packed_.clear();
-  if (method_ != Method::Depthwise && weight_.defined())
-    for (int64_t g = 0; g < d.group; ++g)
-      packed_.emplace_back(weight_.data<float>() + g * d.mg * k, d.mg, k, k, tile_cols_);
+  // The packing depends on the tile width only (not on the batch): plans of every batch size
+  // share it.
+  if (method_ != Method::Depthwise && weight_.defined()) {
+    const int64_t groups = d.group, mg = d.mg, tile = tile_cols_;
+    const float* w = weight_.data<float>();
+    packed_ = ctx.share<std::vector<PackedWeights>>(
+        "cpu.conv.tile" + std::to_string(tile), size_t(d.m) * size_t(k) * sizeof(float), [&] {
+          auto packs = std::make_shared<std::vector<PackedWeights>>();
+          for (int64_t g = 0; g < groups; ++g) packs->emplace_back(w + g * mg * k, mg, k, k, tile);
+          return packs;
+        });
+  } else {
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+  }
   // Per thread: the im2col tile (packed for the GEMM, or row-major for run-time weights), the
   // padded input copy that the packed im2col reads, and the GEMM's packing scratch for the
   // 1x1 path. (Tiles may end up to kTileAlign longer than tile_cols_ when run() rebalances
   // them.)
   const int64_t max_cols = std::min(p, tile_cols_ + kTileAlign);
-  const bool packed_im2col = method_ == Method::Im2col && !packed_.empty();
+  const bool packed_im2col = method_ == Method::Im2col && !packed_->empty();
   col_floats_ = method_ != Method::Im2col ? 0
-                : packed_im2col           ? round_up(packed_[0].packed_floats(max_cols), 16)
+                : packed_im2col           ? round_up((*packed_)[0].packed_floats(max_cols), 16)
                                           : round_up(k * max_cols, 16);
   // The padded input copy: the input rows of the output rows a tile touches (at most
   // ceil(max_cols / ow) + 1), and the columns that any output column reads.
@@ -132,8 +142,9 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   tap_offset_.clear();
   for (int64_t i = 0; i < d.kh; ++i)
     for (int64_t j = 0; j < d.kw; ++j) tap_offset_.push_back(i * d.dh * pad_w_ + j * d.dw);
-  const bool scratch = !packed_.empty() && !packed_im2col;
-  slice_floats_ = col_floats_ + pad_floats_ + (scratch ? int64_t(packed_[0].scratch_floats()) : 0);
+  const bool scratch = !packed_->empty() && !packed_im2col;
+  slice_floats_ =
+      col_floats_ + pad_floats_ + (scratch ? int64_t((*packed_)[0].scratch_floats()) : 0);
   ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
 }
 
@@ -340,18 +351,18 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
       const float* x = op.x + n * image_stride + g * group_stride;
       const int64_t m0 = g * d.mg, m1 = m0 + d.mg;
       float* y = op.y + (n * d.m + m0) * p + p0;
-      if (col && !packed_.empty()) {
+      if (col && !packed_->empty()) {
         const int64_t oh0 = pad_input(x, p0, np, pad);
-        im2col_packed(pad, oh0, p0, np, packed_[g].depth_block(), col);
+        im2col_packed(pad, oh0, p0, np, (*packed_)[g].depth_block(), col);
         fill_output(op, n, m0, m1, p0, np);
-        packed_[g].multiply_packed(0, d.mg, col, np, y, p);
+        (*packed_)[g].multiply_packed(0, d.mg, col, np, y, p);
       } else {
         // im2col of the tile, unless the input itself is the GEMM operand (1x1).
         if (col) im2col(x, 0, k, p0, np, col);
         MatrixRef b = col ? MatrixRef{col, np} : MatrixRef{x + p0, p};
         fill_output(op, n, m0, m1, p0, np);
-        if (!packed_.empty())
-          packed_[g].multiply(0, d.mg, b.data, b.ld, np, y, p, scratch);
+        if (!packed_->empty())
+          (*packed_)[g].multiply(0, d.mg, b.data, b.ld, np, y, p, scratch);
         else
           sgemm_acc(d.mg, np, k, 1.f, {op.w + m0 * k, k}, b, y, p);
       }

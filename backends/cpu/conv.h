@@ -84,7 +84,8 @@ class ConvKernel final : public Kernel {
   int64_t pad_rows_ = 0, pad_w_ = 0, pad_floats_ = 0;  // pad_input's copy (per thread)
   std::vector<int64_t> tap_offset_;  // per kernel tap: its offset in a channel of that copy
   Tensor weight_, bias_;  // constant inputs (shared, not copied); undefined = read per run
-  std::vector<PackedWeights> packed_;  // constant weights packed per group, for the GEMM
+  // Constant weights packed per group for the GEMM (shared by the session's plans); never null.
+  std::shared_ptr<const std::vector<PackedWeights>> packed_;
   bool has_bias_ = false, has_residual_ = false;
 };
 

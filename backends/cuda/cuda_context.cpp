@@ -91,6 +91,13 @@ void device_free(DeviceContext& ctx, void* ptr) {
   (void)cudaFree(ptr);
 }
 
+size_t device_free_memory(DeviceContext& ctx) {
+  DeviceGuard guard(ctx.device);
+  size_t free_bytes = 0, total = 0;
+  MINFER_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  return free_bytes;
+}
+
 void copy_to_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   DeviceGuard guard(ctx.device);

@@ -60,13 +60,18 @@ class HConvCuda final : public Kernel {
           for (int kx = 0; kx < kw; ++kx)
             packed[size_t(o) * ld + (ky * win.kw + kx) * c + ch] =
                 float_to_half(wp[((int64_t(o) * c + ch) * kh + ky) * kw + kx]);
-    weights_ = upload(dc, packed);
-    if (ctx.inputs.size() > 2 && ctx.inputs[2].present) {
-      const Tensor& b = *ctx.inputs[2].constant;
-      std::vector<float> bias(b.data<float>(), b.data<float>() + b.numel());
-      bias_ = upload(dc, bias);
-      stage_.bias = bias_.as<float>();
-    }
+    const Tensor* b = ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant
+                                                                      : nullptr;
+    // Shared by the session's plans of every batch: the packing depends only on the node.
+    uploaded_ = ctx.share<Uploaded>(
+        "cuda.hconv.ld" + std::to_string(ld) + ".kw" + std::to_string(win.kw),
+        packed.size() * 2 + (b ? size_t(b->nbytes()) : 0), [&] {
+          auto u = std::make_shared<Uploaded>();
+          u->weights = upload(dc, packed);
+          if (b) u->bias = upload(dc, b->raw(), b->nbytes());
+          return u;
+        });
+    stage_.bias = b ? uploaded_->bias.as<float>() : nullptr;
     const cpu::Activation act = cpu::parse_activation(ctx.node);
     stage_.act = {act.enabled, act.lo, act.hi};
     stage_.residual = ctx.inputs.size() > 3 && ctx.inputs[3].present;
@@ -80,7 +85,7 @@ class HConvCuda final : public Kernel {
     DeviceGuard guard(dc.device);
     void* ws = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(ctx.workspace) + kAlign - 1) /
                                        kAlign * kAlign);
-    hconv_igemm(ctx.inputs[0]->raw(), weights_.as<uint16_t>(), cv_, stage_,
+    hconv_igemm(ctx.inputs[0]->raw(), uploaded_->weights.as<uint16_t>(), cv_, stage_,
                 stage_.residual ? ctx.inputs[3]->raw() : nullptr, ctx.outputs[0]->raw(), plan_,
                 ws, dc.stream);
   }
@@ -89,7 +94,11 @@ class HConvCuda final : public Kernel {
   IgemmConv cv_;
   IgemmPlan plan_;
   HStage stage_;
-  DeviceBuffer weights_, bias_;
+  struct Uploaded {
+    DeviceBuffer weights;  // fp16 [m][ld / 2]
+    DeviceBuffer bias;     // float [m], or none
+  };
+  std::shared_ptr<const Uploaded> uploaded_;
 };
 
 class HMaxPoolCuda final : public Kernel {

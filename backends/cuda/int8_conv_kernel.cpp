@@ -98,8 +98,11 @@ class QConvCuda final : public Kernel {
   int8_t x_zero_point_ = 0;
   size_t col_bytes_ = 0, acc_bytes_ = 0;
   QStage stage_;
-  DeviceBuffer weights_;  // [ldc or M][ld]: W reordered to the im2col's k order, zero padded
-  DeviceBuffer params_;   // int32 [4][M]: init, mult, shift, pre; then float [M]: scale
+  struct Uploaded {
+    DeviceBuffer weights;  // [ldc or M][ld]: W reordered to the im2col's k order, zero padded
+    DeviceBuffer params;   // int32 [4][M]: init, mult, shift, pre; then float [M]: scale
+  };
+  std::shared_ptr<const Uploaded> uploaded_;  // shared by the session's plans of every shape
   LtInt8Gemm lt_;
 };
 
@@ -161,12 +164,20 @@ void QConvCuda::upload_weights(PrepareContext& ctx, const int8::OutputStage& st)
       scale[m] = st.out_scale[m];
     }
   }
-  weights_ = upload(dc, packed);
   std::vector<char> bytes(params.size() * 4 + scale.size() * 4);
   std::memcpy(bytes.data(), params.data(), params.size() * 4);
   std::memcpy(bytes.data() + params.size() * 4, scale.data(), scale.size() * 4);
-  params_ = upload(dc, bytes);
-  const int32_t* p = params_.as<int32_t>();
+  // The layout depends on the GEMM path and its leading dimensions, not on the batch.
+  uploaded_ = ctx.share<Uploaded>(
+      "cuda.qconv.path" + std::to_string(int(path_)) + ".ld" + std::to_string(ld_) + ".rows" +
+          std::to_string(rows),
+      packed.size() + bytes.size(), [&] {
+        auto u = std::make_shared<Uploaded>();
+        u->weights = upload(dc, packed);
+        u->params = upload(dc, bytes);
+        return u;
+      });
+  const int32_t* p = uploaded_->params.as<int32_t>();
   stage_.init = p;
   stage_.mult = p + m_;
   stage_.shift = p + 2 * m_;
@@ -233,7 +244,7 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   stage_.y_min = st.y_min;
   stage_.y_max = st.y_max;
   upload_weights(ctx, st);
-  ctx.packed_inputs = {1, 2};  // weights and bias live in weights_ and params_
+  ctx.packed_inputs = {1, 2};  // weights and bias live in uploaded_
   // kAlign of slack: run() aligns the workspace's start.
   if (path_ == GemmPath::Igemm) {
     const size_t bytes = igemm_workspace_bytes(igemm_, igemm_plan_);
@@ -255,7 +266,7 @@ void QConvCuda::run(RunContext& ctx) const {
                                      kAlign * kAlign);
   int8_t* col = reinterpret_cast<int8_t*>(ws);
   int32_t* acc = reinterpret_cast<int32_t*>(ws + col_bytes_);
-  const int8_t* w = weights_.as<int8_t>();
+  const int8_t* w = uploaded_->weights.as<int8_t>();
   if (path_ == GemmPath::Igemm) {
     qconv_igemm(x, w, igemm_, stage_, z, y, igemm_plan_, ws, dc.stream);
     return;

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "minfer/op_schema.h"
@@ -11,6 +13,20 @@
 namespace minfer {
 
 struct DeviceContext;  // per-session device state (CUDA stream, handles); null on the CPU
+
+// What kernels derive from constant inputs (packed weights, uploaded tables), kept once per
+// session and device and shared by the plans of every input shape. An entry lives while a
+// plan holds it. The session implements it; see PrepareContext::share.
+class SharedConstants {
+ public:
+  virtual ~SharedConstants() = default;
+  // The entry of (node, device, key), or the one `make` returns, stored and counted as
+  // `bytes`. Throws Error(OutOfMemory) before calling `make` when the session's memory limit
+  // would be passed.
+  virtual std::shared_ptr<const void> find_or_make(
+      const Node& node, const Device& device, const std::string& key, size_t bytes,
+      const std::function<std::shared_ptr<const void>()>& make) = 0;
+};
 
 // Everything known when a kernel is prepared: concrete shapes and dtypes, and the values of
 // constant inputs (weights) so that the kernel can pack them.
@@ -28,6 +44,19 @@ struct PrepareContext {
   // prepare and never reads at run time; the planner then does not upload them to the device
   // (run() still gets the host tensor there).
   std::vector<int> packed_inputs;
+  SharedConstants* shared = nullptr;  // null outside a session: share() then just makes
+
+  // Packed weights shared with every plan of the session: `make` (returning shared_ptr<T>)
+  // runs only when no plan made them yet under this `key`, which must name everything the
+  // packing depends on besides the node's constant inputs. `bytes` is their size, checked
+  // against the memory limit before packing.
+  template <typename T, typename Make>
+  std::shared_ptr<const T> share(const std::string& key, size_t bytes, Make make) {
+    if (!shared) return make();
+    return std::static_pointer_cast<const T>(shared->find_or_make(
+        node, device, key + "#" + typeid(T).name(), bytes,
+        [&]() -> std::shared_ptr<const void> { return make(); }));
+  }
 
   [[noreturn]] void fail(const std::string& message) const;  // InvalidModel naming the node
 };

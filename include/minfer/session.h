@@ -28,14 +28,37 @@ struct SessionOptions {
   // On CUDA, each plan's GPU work is captured once as a CUDA graph and replayed (a plan with
   // a CPU step, or a kernel that cannot be captured, runs step by step instead).
   bool cuda_graphs = true;
+
+  // Memory. A plan whose run would need more than memory_limit bytes on a device (the
+  // session's weights and constants there, the plan's arena and workspace, and on the host its
+  // inputs and outputs) is refused with Error(OutOfMemory) while planning, before its memory
+  // is allocated. 0: the machine's physical memory on the host, the device's free memory on a
+  // GPU.
+  size_t memory_limit = 0;
+  // Plans are cached per input shape; beyond these bounds the least recently used one is
+  // dropped (plan_cache_bytes: the sum of the cached plans' arenas, host and device; 0 = no
+  // bound). Packed weights are shared by all plans, so a dropped plan frees only its own part.
+  size_t plan_cache_plans = 16;
+  size_t plan_cache_bytes = 0;
+};
+
+// What a session holds now (Session::memory_stats).
+struct MemoryStats {
+  size_t plans = 0;                // cached plans
+  size_t graph_constant_bytes = 0; // the optimized graph's constants (weights as loaded)
+  size_t packed_bytes = 0;         // weights packed by kernels, shared by the plans (host)
+  size_t device_packed_bytes = 0;  // the same, and the constants uploaded, on the GPU
+  size_t buffer_bytes = 0;         // host working buffers (arenas), idle or in use
+  size_t idle_bytes = 0;           // of which idle, and idle runs' device arenas
 };
 
 struct PlanStats {
   size_t arena_bytes = 0;  // one arena for all intermediate tensors, from liveness
   size_t naive_bytes = 0;  // the sum of all intermediate tensor sizes
   size_t node_count = 0;
-  // CUDA: GPU memory of the plan, its weights and constants as packed for the GPU plus one
-  // run's device arena (each concurrent run adds an arena); CUDA's own libraries not counted.
+  // CUDA: GPU memory of the plan: the session's weights and constants as packed for the GPU
+  // (shared by all its plans) plus one run's device arena (each concurrent run adds an
+  // arena); CUDA's own libraries not counted.
   size_t device_bytes = 0;
   // A CUDA session replays the plan's GPU work as one CUDA graph (false: step by step, because
   // of SessionOptions::cuda_graphs, a CPU step, a kernel that cannot be captured, or a failed
@@ -74,7 +97,14 @@ class Session {
   PlanStats plan_stats(const NamedTensors& inputs) const;
   const SessionOptions& options() const;
 
+  // Gives memory back: drops the cached plans that are not running (the weights they packed
+  // go with the last plan using them; the next run plans and packs again) and frees the idle
+  // working buffers. Safe to call while other threads run.
+  void trim() const;
+  MemoryStats memory_stats() const;
+
  private:
+  friend struct SessionAccess;  // runtime-internal uses (calibration's streaming runs)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

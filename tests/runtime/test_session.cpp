@@ -60,7 +60,7 @@ TEST_CASE("session runs any batch size of a symbolic batch dim", "[session]") {
   REQUIRE(stats.arena_bytes <= stats.naive_bytes);
 }
 
-TEST_CASE("session: several threads calling run at once", "[session]") {
+TEST_CASE("session: several threads calling run at once", "[session][concurrency]") {
   std::mt19937 rng(2);
   Session s(mlp(rng));
   std::vector<Tensor> xs, expected;

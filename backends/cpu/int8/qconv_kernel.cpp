@@ -91,22 +91,32 @@ void QConvKernel::prepare(PrepareContext& ctx) {
       ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant : nullptr;
   const int32_t offset = q8::a_offset(geo, x_zero_point_);
   const int64_t taps = d_.kh * d_.kw;
-  packed_.clear();
-  init_.clear();
-  std::vector<int8_t> wg(static_cast<size_t>(d_.mg * K));
-  for (int64_t g = 0; g < d_.group; ++g) {
-    for (int64_t j = 0; j < d_.mg; ++j)
-      for (int64_t c = 0; c < d_.cg; ++c)
-        for (int64_t t = 0; t < taps; ++t)
-          wg[j * K + t * d_.cg + c] = wp[((g * d_.mg + j) * d_.cg + c) * taps + t];
-    packed_.emplace_back(geo, wg.data(), d_.mg, K);
-    std::vector<int32_t> init(static_cast<size_t>(packed_.back().blocks() * geo.nr), 0);
-    for (int64_t j = 0; j < d_.mg; ++j) {
-      int64_t b = bias ? bias->data<int32_t>()[g * d_.mg + j] : 0;
-      init[j] = int8::wrap_int32(b - int64_t{offset} * packed_.back().row_sums()[j]);
-    }
-    init_.push_back(std::move(init));
-  }
+  // Depends on the ISA level and the input zero point, not on the batch.
+  const Dims d = d_;
+  const int nr = geo.nr;
+  const size_t bytes = size_t(d.m) * size_t(kq_ * 4 + 8);
+  packed_ = ctx.share<Packed>(
+      std::string("cpu.qconv.isa.") + isa_name(active_isa()) + ".x" +
+          std::to_string(x_zero_point_),
+      bytes, [&] {
+        auto packed = std::make_shared<Packed>();
+        std::vector<int8_t> wg(static_cast<size_t>(d.mg * K));
+        for (int64_t g = 0; g < d.group; ++g) {
+          for (int64_t j = 0; j < d.mg; ++j)
+            for (int64_t c = 0; c < d.cg; ++c)
+              for (int64_t t = 0; t < taps; ++t)
+                wg[j * K + t * d.cg + c] = wp[((g * d.mg + j) * d.cg + c) * taps + t];
+          packed->weights.emplace_back(geo, wg.data(), d.mg, K);
+          const q8::PackedWeights& pw = packed->weights.back();
+          std::vector<int32_t> init(static_cast<size_t>(pw.blocks() * nr), 0);
+          for (int64_t j = 0; j < d.mg; ++j) {
+            int64_t b = bias ? bias->data<int32_t>()[g * d.mg + j] : 0;
+            init[j] = int8::wrap_int32(b - int64_t{offset} * pw.row_sums()[j]);
+          }
+          packed->init.push_back(std::move(init));
+        }
+        return packed;
+      });
 
   const int64_t rows = d_.rows();
   const int64_t rows_rounded = (rows + geo.mr - 1) / geo.mr * geo.mr;
@@ -160,11 +170,11 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
     kern_->pack_a_row(im2col_row(x, p, g, tmp), K, kq_, a + (p - p0) * a_stride_);
   alignas(64) int32_t c[q8::kMaxTileInts];
   const q8::MicroKernels& geo = *kern_;
-  const q8::PackedWeights& pw = packed_[g];
+  const q8::PackedWeights& pw = packed_->weights[g];
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t cols = std::min<int64_t>(geo.nr, d_.mg - b * geo.nr);
     const int64_t c0 = g * d_.mg + b * geo.nr;
-    const int32_t* init = init_[g].data() + b * geo.nr;
+    const int32_t* init = packed_->init[g].data() + b * geo.nr;
     for (int64_t r0 = p0; r0 < p1; r0 += geo.mr) {
       const int rows = static_cast<int>(std::min<int64_t>(geo.mr, p1 - r0));
       geo.micro(a + (r0 - p0) * a_stride_, a_stride_, pw.block(b), kq_, rows, init, c);
@@ -186,7 +196,7 @@ void QConvKernel::run(RunContext& ctx) const {
   uint8_t* ws = static_cast<uint8_t*>(ctx.workspace);
   const int threads = std::clamp(ctx.threads, 1, threads_);
   const int64_t rows = d_.rows();
-  const int64_t blocks = packed_[0].blocks();
+  const int64_t blocks = packed_->weights[0].blocks();
   int64_t row_blocks = (rows + block_rows_ - 1) / block_rows_;
   int64_t chunks = 1;
   if (threads > 1 && rows >= 2 * threads * kern_->mr) {

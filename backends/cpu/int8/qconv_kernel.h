@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/int8/qgemm.h"
@@ -46,8 +47,11 @@ class QConvKernel final : public Kernel {
   bool direct_rows_ = false;  // 1x1, stride 1, no padding, one group: rows are the input
   bool contiguous_taps_ = false;  // dilation 1 along x, one group: a kernel row is one run
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
-  std::vector<q8::PackedWeights> packed_;   // per group
-  std::vector<std::vector<int32_t>> init_;  // per group: bias - offset * row sums, padded
+  struct Packed {
+    std::vector<q8::PackedWeights> weights;  // per group
+    std::vector<std::vector<int32_t>> init;  // per group: bias - offset * row sums, padded
+  };
+  std::shared_ptr<const Packed> packed_;  // shared by the session's plans of every shape
   q8::Requant rq_;
   int32_t x_zero_point_ = 0;
   int64_t kq_ = 0, a_stride_ = 0, block_rows_ = 0;

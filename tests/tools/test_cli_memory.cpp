@@ -1,0 +1,43 @@
+// The command line's memory options: bench over a list of batch sizes, --memory-limit.
+#include "cli_test_util.h"
+#include "runtime/json.h"
+
+using minfer::test::cli;
+using minfer::test::CliResult;
+
+TEST_CASE("cli: bench --batch 1,2 measures each batch in one session", "[cli][memory]") {
+  const CliResult r = cli("bench cifar-resnet20 --batch 1,2 --iterations 1 --warmup 0 --json");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const minfer::json::Value j = minfer::json::parse(r.out);
+  const minfer::json::Value* batches = j.find("batches");
+  REQUIRE(batches != nullptr);
+  REQUIRE(batches->array.size() == 2);
+  CHECK(batches->array[0].find("batch")->integer == 1);
+  CHECK(batches->array[1].find("batch")->integer == 2);
+  CHECK(batches->array[1].find("peak_rss_bytes")->integer >=
+        batches->array[0].find("peak_rss_bytes")->integer);
+  CHECK(j.find("peak_rss_bytes")->integer > 0);
+  const CliResult text = cli("bench cifar-resnet20 --batch 1,2 --iterations 1 --warmup 0");
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("peak RSS"));
+  for (const char* bad : {"1,,2", "0", "1,x", ","}) {
+    INFO(bad);
+    const CliResult b = cli(std::string("bench cifar-resnet20 --iterations 1 --batch ") + bad);
+    CHECK(b.code == 2);
+    CHECK_THAT(b.err, Catch::Contains("--batch"));
+  }
+}
+
+TEST_CASE("cli: --memory-limit refuses a plan that needs more, naming the size", "[cli][memory]") {
+  const CliResult r = cli("bench resnet50 --iterations 1 --warmup 0 --memory-limit 64MB");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Contains("out of memory") && Catch::Contains("needs") &&
+                        Catch::Contains("64.00 MiB") && Catch::Contains("MiB on cpu"));
+  const CliResult batch = cli("bench resnet50 --iterations 1 --batch 20000");  // a 12 GB input
+  CHECK(batch.code == 1);
+  CHECK_THAT(batch.err, Catch::Contains("out of memory") && Catch::Contains("[20000,3,224,224]"));
+  const CliResult bad = cli("bench cifar-resnet20 --iterations 1 --memory-limit lots");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--memory-limit"));
+}
