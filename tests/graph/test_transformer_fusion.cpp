@@ -110,8 +110,8 @@ TEST_CASE("layernorm-fusion: torch's decomposed LayerNorm becomes one node", "[p
       const Node* ln = g.nodes()[0];
       CHECK(ln->op_type == "LayerNormalization");
       CHECK(ln->domain == kMinferDomain);
-      CHECK(ln->attrs.get_int("axis") == 3 - int64_t(axes.size()));
-      CHECK(ln->attrs.get_float("epsilon") == 1e-5f);
+      CHECK(ln->attrs.get_int("axis", -99) == 3 - int64_t(axes.size()));
+      CHECK(ln->attrs.get_float("epsilon", -1.f) == 1e-5f);
       CHECK(ln->inputs.size() == (affine ? 3u : 2u));
       CHECK(g.outputs()[0]->name == (affine ? "add" : "div"));
     }

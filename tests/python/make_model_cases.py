@@ -181,6 +181,14 @@ def swin_cases():
         c.append(Case(f"scatter_nd_{red}", 18, {"data": data},
                       [node("ScatterND", ["data", "i", "u"], reduction=red)], ["y"],
                       {"i": np.array([[0, 1], [2, 2]], np.int64), "u": rand(2, 3)}))
+    # Swin's attention dropout: training_mode true with a ratio of 0 keeps every element.
+    c.append(Case("dropout_training_ratio_zero", 13, {"x": rand(2, 3, 4)},
+                  [node("Softmax", ["x"], ["s"]), node("Dropout", ["s", "r", "t"], ["d", "m"]),
+                   node("MatMul", ["d", "w"], ["y"])], ["y"],
+                  {"r": np.array(0.0, np.float32), "t": np.array(True), "w": rand(4, 2)}))
+    c.append(Case("dropout_training_ratio_zero_mask", 13, {"x": rand(2, 3)},
+                  [node("Dropout", ["x", "r", "t"], ["y", "m"])], ["y", "m"],
+                  {"r": np.array(0.0, np.float32), "t": np.array(True)}))
     # Slice assignment as torch exports it: ConstantOfShape zeros, then ScatterND of a block.
     c.append(Case("swin_mask_slice_assign", 13, {"x": rand(4, 4)},
                   [node("ConstantOfShape", ["shape"], ["z"]),
