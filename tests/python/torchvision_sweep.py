@@ -8,8 +8,9 @@ and opset: the ops the export uses, the result, the error, and latency vs ONNX R
 
 The error is max|minfer - ort| / max|ort| over each output (a per-tensor relative error: the
 element-wise one is meaningless where random-weight outputs cross zero); a model passes when it
-is <= 1e-4 at both opt-levels. Latency is the median of minfer `bench` and of ONNX Runtime
-(all optimizations), both with --threads intra-op threads, batch 1.
+is <= 1e-4 at both opt-levels. Latency is the fastest run of minfer `bench` and of ONNX Runtime
+(all optimizations), both with --threads intra-op threads, batch 1, timed in interleaved
+rounds of 5 runs each (--rounds).
 Exit status: 0 = every model ran and matched, 1 = some did not, 3 = torch/onnxruntime missing.
 """
 import argparse
@@ -66,14 +67,14 @@ def ort_session(path, level, threads):
 
 
 def ort_latency(sess, feeds, iterations):
-    for _ in range(3):
-        sess.run(None, feeds)
+    """The fastest of `iterations` runs after one warm-up, in ms."""
+    sess.run(None, feeds)
     times = []
     for _ in range(iterations):
         t0 = time.perf_counter()
         sess.run(None, feeds)
         times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+    return min(times)
 
 
 def minfer_run(exe, path, feeds, level, threads, work):
@@ -97,14 +98,15 @@ def minfer_run(exe, path, feeds, level, threads, work):
 
 
 def minfer_latency(exe, path, feeds, threads, iterations):
-    cmd = [exe, "bench", path, "--threads", str(threads), "--warmup", "3", "--iterations",
+    """The fastest of `iterations` runs of `minfer bench` after one warm-up, in ms."""
+    cmd = [exe, "bench", path, "--threads", str(threads), "--warmup", "1", "--iterations",
            str(iterations), "--json"]
     for n, a in feeds.items():
         cmd += ["--shape", f"{n}={'x'.join(map(str, a.shape)) or '1'}"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None
-    return json.loads(p.stdout)["latency_ms"]["p50"]
+    return json.loads(p.stdout)["latency_ms"]["min"]
 
 
 def rel_error(got, want):
@@ -143,10 +145,15 @@ def sweep_one(args, name, opset):
         row["error"] = max(errs)
         row["result"] = "pass" if row["error"] <= RTOL else "mismatch"
         if not args.no_bench:
-            it = MODELS[name].get("iterations", 10)
-            row["minfer_ms"] = minfer_latency(args.minfer, path, feeds, args.threads, it)
+            # Rounds of each, interleaved, keeping the fastest run: on a shared machine the
+            # minimum is what load disturbs least, and both see the same conditions.
             sess = ort_session(path, ort.GraphOptimizationLevel.ORT_ENABLE_ALL, args.threads)
-            row["ort_ms"] = ort_latency(sess, feeds, it)
+            mins, orts = [], []
+            for _ in range(args.rounds):
+                mins.append(minfer_latency(args.minfer, path, feeds, args.threads, 5))
+                orts.append(ort_latency(sess, feeds, 5))
+            row["minfer_ms"] = None if None in mins else min(mins)
+            row["ort_ms"] = min(orts)
     return row
 
 
@@ -174,6 +181,8 @@ def main():
     ap.add_argument("--opsets", default="13,17")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-bench", action="store_true", help="check results only, no latency")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="interleaved timing rounds of 5 runs each (default 3)")
     ap.add_argument("--cache", default=None,
                     help="keep the exported models in this folder and reuse them")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
