@@ -119,6 +119,10 @@ void register_builtin_ops(OpRegistry& registry) {
   register_math_ops(registry);
   register_squeeze_split_ops(registry);
   register_expand_tile_ops(registry);
+  register_layer_norm_op(registry);
+  register_resize_op(registry);
+  register_mod_not_ops(registry);
+  register_scatter_nd_op(registry);
 }
 
 }  // namespace minfer

@@ -33,5 +33,9 @@ void register_lrn_op(OpRegistry& registry);         // LRN
 void register_math_ops(OpRegistry& registry);  // Sqrt, Tanh, Erf, HardSigmoid, HardSwish, Gelu, Pow
 void register_squeeze_split_ops(OpRegistry& registry);  // Squeeze, Split
 void register_expand_tile_ops(OpRegistry& registry);    // Expand, Tile
+void register_layer_norm_op(OpRegistry& registry);      // LayerNormalization
+void register_resize_op(OpRegistry& registry);          // Resize
+void register_mod_not_ops(OpRegistry& registry);        // Mod, Not
+void register_scatter_nd_op(OpRegistry& registry);      // ScatterND
 
 }  // namespace minfer

@@ -29,11 +29,14 @@ std::optional<float> known_ratio(const Node& node, const Tensor* ratio_input, bo
 }
 
 // Refuses training mode: the random mask cannot be reproduced, and minfer is for inference.
-void check_inference_mode(const Node& node, bool training) {
-  if (training)
+// Training mode with a ratio of 0 keeps every element (torchvision's Swin exports attention
+// dropout so, F.dropout's training flag left at its default): that is the identity too.
+void check_inference_mode(const Node& node, bool training, std::optional<float> ratio) {
+  if (training && ratio != 0.f)
     throw Error(ErrorCode::Unsupported,
                 node.describe() +
-                    ": training_mode=1 (random dropout) is not supported (inference only)");
+                    ": training_mode=1 (random dropout) is not supported (inference only; only "
+                    "a constant ratio of 0 is accepted in training mode)");
 }
 
 bool scalar_shape(const Shape& s) { return s.rank() == 0 || (s.rank() == 1 && s[0] == 1); }
@@ -52,9 +55,10 @@ void infer_dropout(InferContext& ctx) {
   if (ctx.has_input(2)) {
     require_dtype(ctx, 2, {DType::boolean});
     if (!scalar_shape(ctx.input_shape(2)))
-      ctx.fail("training_mode has shape " + ctx.input_shape(2).to_string() +
-               "; expected a scalar");
-    if (const Tensor* t = ctx.input_constant(2)) check_inference_mode(node, t->data<bool>()[0]);
+      ctx.fail("training_mode has shape " + ctx.input_shape(2).to_string() + "; expected a scalar");
+    if (const Tensor* t = ctx.input_constant(2))
+      check_inference_mode(node, t->data<bool>()[0],
+                           known_ratio(node, ctx.input_constant(1), ctx.has_input(1)));
   }
   ctx.set_output(0, ctx.input_dtype(0), ctx.input_shape(0));
   ctx.set_output(1, DType::boolean, ctx.input_shape(0));
@@ -62,7 +66,9 @@ void infer_dropout(InferContext& ctx) {
 
 std::vector<Tensor> dropout_reference(const Node& node, const std::vector<Tensor>& in) {
   if (in[1].defined()) check_ratio(node, in[1].data<float>()[0]);
-  if (in[2].defined()) check_inference_mode(node, in[2].data<bool>()[0]);
+  if (in[2].defined())
+    check_inference_mode(node, in[2].data<bool>()[0],
+                         in[1].defined() ? in[1].data<float>()[0] : 0.5f);
   std::vector<Tensor> out{in[0].clone()};
   if (node.outputs.size() > 1) {
     Tensor mask(DType::boolean, in[0].shape());

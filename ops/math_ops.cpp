@@ -48,8 +48,10 @@ double gelu(double x, const Node& node) {
 
 void add_unary_f32(OpRegistry& r, const char* name, const char* doc,
                    std::vector<std::string> attributes, ReferenceFn ref,
-                   std::function<void(const Node&)> check_attrs = nullptr) {
+                   std::function<void(const Node&)> check_attrs = nullptr,
+                   const char* domain = "") {
   OpSchema s;
+  s.domain = domain;
   s.name = name;
   s.doc = doc;
   s.attributes = std::move(attributes);
@@ -121,8 +123,11 @@ void register_math_ops(OpRegistry& r) {
                 unary([](double x, const Node&) {
                   return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5));
                 }));
-  add_unary_f32(r, "Gelu", "x * Phi(x) (erf, or the tanh approximation)", {"approximate"},
-                unary(gelu), [](const Node& n) { gelu_tanh(n); });
+  // com.minfer:Gelu is what the gelu-fusion pass makes in graphs whose opset predates 20.
+  for (const char* domain : {"", kMinferDomain})
+    add_unary_f32(
+        r, "Gelu", "x * Phi(x) (erf, or the tanh approximation)", {"approximate"}, unary(gelu),
+        [](const Node& n) { gelu_tanh(n); }, domain);
 
   OpSchema pow;
   pow.name = "Pow";

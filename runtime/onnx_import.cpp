@@ -319,6 +319,11 @@ class Importer {
             node + ": spatial=0 (per-activation statistics) is not supported");
       attrs.erase("spatial");
     }
+    // Resize-10 takes (X, scales) and rounds nearest neighbours by the direction of the
+    // scaling (ONNX Runtime: floor up, ceil down); minfer has the opset-11 form only.
+    check(op != "Resize" || opset_ >= 11, ErrorCode::Unsupported,
+          node + ": Resize before opset 11 (scales as input 1) is not supported; re-export the "
+                 "model at opset 11 or later");
     if (op == "Dropout" && opset_ < 7) attrs.erase("is_test");
     if (op == "Dropout" && opset_ < 12 && outputs.size() > 1 && !outputs[1].empty())
       return legacy_dropout_mask(n, outputs);

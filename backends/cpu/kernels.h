@@ -10,6 +10,7 @@ void register_elementwise_kernels(OpRegistry& registry);  // Relu, Clip, Sigmoid
 void register_pool_kernels(OpRegistry& registry);         // MaxPool, AveragePool, GlobalAveragePool
 void register_norm_kernels(OpRegistry& registry);         // BatchNormalization, Softmax
 void register_layout_kernels(OpRegistry& registry);       // Transpose, Concat, reshape-like copies
+void register_transformer_kernels(OpRegistry& registry);  // LayerNormalization, Gelu, Erf
 
 // True when input i is present, f32 and of static shape.
 inline bool is_static_f32(const PrepareContext& ctx, size_t i) {

@@ -6,12 +6,21 @@ namespace minfer::passes {
 
 namespace {
 
+bool constant_scalar_is(const Value* v, DType dtype, double value) {
+  if (!v || !v->is_constant() || v->constant->numel() != 1 || v->constant->dtype() != dtype)
+    return false;
+  return dtype == DType::boolean ? v->constant->data<bool>()[0] == (value != 0)
+                                 : v->constant->data<float>()[0] == value;
+}
+
 // Inference mode: training_mode absent or a constant false (a run-time training_mode input
-// could be true, and is then refused by the kernel, so such a node stays).
+// could be true, and is then refused by the kernel, so such a node stays); or training mode
+// with a constant ratio of 0, which keeps every element.
 bool inference_mode(const Node& n) {
   const Value* t = n.input(2);
-  return !t || (t->is_constant() && t->constant->numel() == 1 &&
-                t->constant->dtype() == DType::boolean && !t->constant->data<bool>()[0]);
+  return !t || constant_scalar_is(t, DType::boolean, 0) ||
+         (constant_scalar_is(t, DType::boolean, 1) &&
+          constant_scalar_is(n.input(1), DType::f32, 0));
 }
 
 bool mask_unused(const Node& n) {

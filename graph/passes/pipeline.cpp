@@ -25,6 +25,8 @@ const PassManager& default_pipeline() {
       {"conv-bias-fusion", 2, passes::fuse_conv_bias, {}},
       {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},
       {"conv-activation-fusion", 2, passes::fuse_conv_activation, {}},
+      {"layernorm-fusion", 2, passes::fuse_layer_norm, {}},
+      {"gelu-fusion", 2, passes::fuse_gelu, {}},
       {"gemm-fusion", 2, passes::fuse_gemm, {}},
       // After the fusions, so that whole FusedConvs (bias, residual, activation) go to fp16.
       {"fp16-lowering", 0, passes::lower_to_fp16,

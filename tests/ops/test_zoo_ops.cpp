@@ -110,6 +110,15 @@ TEST_CASE("Dropout: training mode, bad ratios and types are refused", "[ops][zoo
   CHECK_NOTHROW(infer("Dropout", {info(Shape{2}), absent(), info(DType::boolean, Shape{})}));
   require_error([&] { ref1("Dropout", {x, Tensor(), yes}); }, ErrorCode::Unsupported,
                 "training_mode=1");
+  // Training mode with a constant ratio of 0 keeps every element (Swin's exports): accepted.
+  require_equal(ref1("Dropout", {x, Tensor::scalar(0.f), yes}), x);
+  CHECK_NOTHROW(
+      infer("Dropout", {info(Shape{2}), const_info(Tensor::scalar(0.f)), const_info(yes)}));
+  require_error([&] { ref1("Dropout", {x, Tensor::scalar(0.2f), yes}); },
+                ErrorCode::Unsupported, "training_mode=1");
+  require_error(
+      [&] { infer("Dropout", {info(Shape{2}), info(DType::f32, Shape{}), const_info(yes)}); },
+      ErrorCode::Unsupported, "training_mode=1");
   require_error([&] { ref1("Dropout", {x}, attrs({{"ratio", 1.f}})); }, ErrorCode::InvalidModel,
                 "outside [0, 1)");
   require_error([&] { ref1("Dropout", {x, Tensor::scalar(-0.1f)}); }, ErrorCode::InvalidModel,
