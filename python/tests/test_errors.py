@@ -108,7 +108,10 @@ def test_bad_options():
     with pytest.raises(minfer.Error, match="device must be 'cpu', 'cuda' or 'cuda:N'"):
         minfer.Session("cifar-resnet20", device="gpu")
     with pytest.raises(minfer.Error, match="precision must be 'fp32', 'int8' or 'fp16'"):
+        minfer.Session("cifar-resnet20", precision="bf16")
+    with pytest.raises(minfer.Error, match="fp16 runs on CUDA only") as e:
         minfer.Session("cifar-resnet20", precision="fp16")
+    check_code(e, "Unsupported")
     with pytest.raises(minfer.Error, match="optimization level must be 0..3"):
         minfer.Session("cifar-resnet20", opt_level=7)
     with pytest.raises(minfer.Error, match="not quantized") as e:

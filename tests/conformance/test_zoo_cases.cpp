@@ -23,7 +23,8 @@ TEST_CASE("conformance: model-zoo op patterns match ONNX Runtime", "[conformance
       CHECK(r.status == CaseStatus::Pass);
       CHECK(r.data_sets >= 1);
     }
-    for (const Node* n : load_onnx(dir + "/model.onnx").nodes()) ops_seen.insert(n->op_type);
+    const Graph model = load_onnx(dir + "/model.onnx");  // named: nodes() views into it
+    for (const Node* n : model.nodes()) ops_seen.insert(n->op_type);
   }
   // Every new op is exercised by at least one case.
   for (const char* op : {"ConstantOfShape", "Range", "Dropout", "LRN", "Sum", "Mean", "Sqrt", "Tanh",
