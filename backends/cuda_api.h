@@ -27,6 +27,15 @@ void copy_to_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes
 void copy_to_host(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void copy_on_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 void synchronize(DeviceContext& ctx);
+// A copy between any two of host and device memory (cudaMemcpyDefault), on the context's stream.
+void copy_any(DeviceContext& ctx, void* dst, const void* src, size_t bytes);
+// A caller's stream (a cudaStream_t) and the context's stream, ordered both ways without the
+// host waiting: wait_for_stream makes the context's stream wait for the work already queued
+// on `stream`; signal_stream makes `stream` wait for the context's work queued so far. Call
+// both with the context's stream locked (lock_stream).
+void wait_for_stream(DeviceContext& ctx, void* stream);
+void* stream_of(DeviceContext& ctx);  // the context's cudaStream_t
+void signal_stream(DeviceContext& ctx, void* stream);
 // Free memory of the context's device now (cudaMemGetInfo): the default budget of a plan.
 size_t device_free_memory(DeviceContext& ctx);
 

@@ -24,6 +24,10 @@ void copy_to_device(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void copy_to_host(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void copy_on_device(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
 void synchronize(DeviceContext&) {}
+void copy_any(DeviceContext&, void*, const void*, size_t) { no_cuda(); }
+void wait_for_stream(DeviceContext&, void*) { no_cuda(); }
+void* stream_of(DeviceContext&) { no_cuda(); }
+void signal_stream(DeviceContext&, void*) { no_cuda(); }
 size_t device_free_memory(DeviceContext&) { no_cuda(); }
 void* pinned_alloc(DeviceContext&, size_t) { no_cuda(); }
 void pinned_free(DeviceContext&, void*) {}

@@ -72,6 +72,7 @@ class PlanBuilder : public SharedConstants {
     }
     for (const Node* n : g_.topo_order()) plan_node(*n);
     for (const Value* v : g_.outputs()) plan_->output_slots.push_back(host_slot(slot_for(v)));
+    find_output_sources();
     assign_memory();
     decide_cuda_graph();
     check_budget(input_shapes);
@@ -367,6 +368,14 @@ class PlanBuilder : public SharedConstants {
   // Which inputs CPU kernels read, and whether the plan's GPU work can be one CUDA graph: every
   // kernel capturable on the GPU, no copy to the device but of graph inputs (done before the
   // graph is launched, since their host addresses change from run to run).
+  void find_output_sources() {
+    plan_->output_sources.assign(plan_->output_slots.size(), -1);
+    for (const Step& st : plan_->steps)
+      if (st.kind == Step::Kind::CopyToHost)
+        for (size_t o = 0; o < plan_->output_slots.size(); ++o)
+          if (plan_->output_slots[o] == st.outputs[0]) plan_->output_sources[o] = st.inputs[0];
+  }
+
   void decide_cuda_graph() {
     plan_->input_read_on_cpu.assign(g_.inputs().size(), false);
     bool graph = options_.cuda_graphs && dctx_ != nullptr;
@@ -643,7 +652,8 @@ ObserveSteps::ObserveSteps(StepObserver& observer) : outer_(t_observer) { t_obse
 ObserveSteps::~ObserveSteps() { t_observer = outer_; }
 
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
-                                 int threads, const OutputObserver& observe) {
+                                 int threads, const OutputObserver& observe,
+                                 const RunTargets* targets) {
   StepObserver* const observer = t_observer;
   std::unique_ptr<ExecContext> ctx = plan.acquire();
   struct Releaser {  // returns the context and its buffer even when a kernel throws
@@ -688,15 +698,19 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
     return {};
   }
 
+  DeviceContext* const dc = plan.device_context;
+  void* const caller_stream = targets && dc ? targets->cuda_stream : nullptr;
   std::unique_lock<std::mutex> stream_lock;
-  if (plan.device_context) stream_lock = cuda::lock_stream(*plan.device_context);
+  if (dc) stream_lock = cuda::lock_stream(*dc);
+  if (caller_stream) cuda::wait_for_stream(*dc, caller_stream);
   const bool graph = plan.use_cuda_graph && !plan.capture_failed && !observer;
   if (graph)  // the input copies first: the graph holds the rest
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (is_input_copy(plan, plan.steps[i]))
         run_step(plan, plan.steps[i], ctx->run_contexts[i]);
-  if (graph && (ctx->cuda_graph || capture_graph(plan, *ctx))) {
-    cuda::launch_graph(*plan.device_context, ctx->cuda_graph);
+  const bool graph_ran = graph && (ctx->cuda_graph || capture_graph(plan, *ctx));
+  if (graph_ran) {
+    cuda::launch_graph(*dc, ctx->cuda_graph);
   } else {
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (!(graph && is_input_copy(plan, plan.steps[i]))) {  // not done above
@@ -705,8 +719,40 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
         if (observer) observer->after_step(plan, i);
       }
   }
+  // run_into: outputs computed on the device go from there straight into the caller's memory,
+  // in stream order; those made on the host are copied once the run is done.
+  bool host_made_outputs = false;
+  if (targets)
+    for (size_t o = 0; o < plan.output_slots.size(); ++o) {
+      const int source = plan.output_sources[o];
+      if (source >= 0)
+        cuda::copy_any(*dc, const_cast<void*>(targets->outputs[o]->raw()), ctx->tensors[source].raw(),
+                       targets->outputs[o]->nbytes());
+      else
+        host_made_outputs = true;
+    }
+  if (caller_stream) cuda::signal_stream(*dc, caller_stream);
   if (stream_lock.owns_lock()) stream_lock.unlock();
-  if (plan.device_context) cuda::synchronize(*plan.device_context);
+  // On a caller's stream, an all-GPU run returns once queued: the stream orders what follows.
+  // (A later run of the session goes on the session's stream after it, so the context's
+  // buffers may be lent again now.)
+  if (caller_stream && graph_ran && !host_made_outputs) return {};
+  if (dc) cuda::synchronize(*dc);
+  if (targets) {
+    for (size_t o = 0; o < plan.output_slots.size(); ++o) {
+      if (plan.output_sources[o] >= 0) continue;
+      const Tensor& from = ctx->tensors[plan.output_slots[o]];
+      const Tensor& to = *targets->outputs[o];
+      void* const dst = const_cast<void*>(to.raw());  // the caller's memory, given as a view
+      if (to.device().is_cpu()) {
+        std::memcpy(dst, from.raw(), from.nbytes());
+      } else {
+        cuda::copy_to_device(*dc, dst, from.raw(), from.nbytes());
+        cuda::synchronize(*dc);
+      }
+    }
+    return {};
+  }
   std::vector<Tensor> outputs;
   for (int id : plan.output_slots) outputs.push_back(ctx->tensors[id].clone());
   return outputs;

@@ -52,6 +52,9 @@ struct Plan {
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<int> output_slots;  // one per graph output
+  // Per graph output: the device slot that its host copy (output_slots) is made from, or -1
+  // when the output is made on the host (Session::run_into copies device outputs from here).
+  std::vector<int> output_sources;
   std::vector<std::unique_ptr<Tensor>> folded;  // plan-time constants (e.g. Shape outputs)
   size_t arena_bytes[2] = {0, 0};               // [cpu, cuda]
   PlanStats stats;
@@ -140,9 +143,18 @@ class ObserveSteps {
   StepObserver* outer_;
 };
 
+// Where Session::run_into wants a run's outputs: caller memory (host or device), one tensor of
+// the output's dtype and shape per graph output, and the caller's CUDA stream, if any.
+struct RunTargets {
+  std::vector<const Tensor*> outputs;
+  void* cuda_stream = nullptr;
+};
+
 // Runs the plan with the given inputs (in graph-input order); returns outputs in order.
-// A plan that observes its outputs hands them to `observe` instead (and returns none).
+// A plan that observes its outputs hands them to `observe` instead (and returns none); with
+// `targets`, the outputs go into the targets' memory (and none are returned).
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
-                                 int threads, const OutputObserver& observe = nullptr);
+                                 int threads, const OutputObserver& observe = nullptr,
+                                 const RunTargets* targets = nullptr);
 
 }  // namespace minfer

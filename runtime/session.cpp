@@ -1,5 +1,6 @@
 #include "minfer/session.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -89,6 +90,7 @@ struct Session::Impl {
   }
 
   std::vector<const Tensor*> ordered_inputs(const NamedTensors& inputs) const;
+  std::vector<const Tensor*> ordered_outputs(const NamedTensors& outputs, const Plan& plan) const;
 };
 
 namespace {
@@ -236,6 +238,56 @@ NamedTensors Session::run(const NamedTensors& inputs) const {
     for (size_t i = 0; i < outs.size(); ++i) result[impl.output_names[i]] = std::move(outs[i]);
     return result;
   });
+}
+
+void Session::run_into(const NamedTensors& inputs, const NamedTensors& outputs,
+                       const RunOptions& run_options) const {
+  host_oom_as_error("run_into", [&] {
+    const Impl& impl = live(impl_, "run_into");
+    check(run_options.cuda_stream == nullptr || !impl.options.device.is_cpu(),
+          ErrorCode::InvalidArgument,
+          "run_into: a CUDA stream was given, but this session runs on the CPU");
+    std::vector<const Tensor*> ordered = impl.ordered_inputs(inputs);
+    std::vector<Shape> shapes;
+    for (const Tensor* t : ordered) shapes.push_back(t->shape());
+    std::shared_ptr<Plan> plan = impl.plan_for(shapes, ordered);
+    RunTargets targets;
+    targets.cuda_stream = run_options.cuda_stream;
+    targets.outputs = impl.ordered_outputs(outputs, *plan);
+#ifdef _OPENMP
+    omp_set_num_threads(impl.threads);
+#endif
+    execute_plan(*plan, ordered, impl.threads, nullptr, &targets);
+  });
+}
+
+// Checks `outputs` against what the plan makes; returns them in graph-output order.
+std::vector<const Tensor*> Session::Impl::ordered_outputs(const NamedTensors& outputs,
+                                                          const Plan& plan) const {
+  for (const auto& [name, t] : outputs)
+    check(std::find(output_names.begin(), output_names.end(), name) != output_names.end(),
+          ErrorCode::InvalidArgument, "run_into: the model has no output named '" + name + "'");
+  std::vector<const Tensor*> ordered;
+  for (size_t o = 0; o < output_names.size(); ++o) {
+    const std::string& name = output_names[o];
+    const Slot& made = plan.slots[plan.output_slots[o]];
+    const std::string want = dtype_name(made.dtype) + made.shape.to_string();
+    auto it = outputs.find(name);
+    check(it != outputs.end(), ErrorCode::InvalidArgument,
+          "run_into: output '" + name + "' is missing (expected " + want + ")");
+    const Tensor& t = it->second;
+    check(t.defined(), ErrorCode::InvalidArgument,
+          "run_into: output '" + name + "' is an undefined tensor");
+    check(t.device().is_cpu() || t.device() == options.device, ErrorCode::InvalidArgument,
+          "run_into: output '" + name + "' is on " + t.device().to_string() +
+              "; this session writes to CPU memory" +
+              (options.device.is_cpu() ? std::string() : " or to " + options.device.to_string()));
+    check(t.dtype() == made.dtype && t.shape() == made.shape, ErrorCode::InvalidArgument,
+          "run_into: output '" + name + "' is " + dtype_name(t.dtype()) +
+              t.shape().to_string() + ", the model makes " + want);
+    ordered.push_back(&t);
+  }
+  return ordered;
 }
 
 Tensor Session::run_one(const Tensor& input) const {

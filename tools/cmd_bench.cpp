@@ -35,9 +35,10 @@ ArgParser make_parser() {
   p.option("--warmup", "N", "untimed runs first (default 3)");
   p.option("--iterations", "N", "timed runs (default 20)");
   p.option("--duration", "S", "instead of --iterations: run for S seconds");
-  p.flag("--device-input", "with --device cuda: the inputs live on the GPU (copied there once),\n"
-                           "as in a pipeline whose data is already there; the timed runs then\n"
-                           "leave out the host-to-device copy");
+  p.flag("--device-input", "with --device cuda: the inputs live on the GPU (copied there once)\n"
+                           "and the outputs stay there (Session::run_into), as in a pipeline\n"
+                           "whose data is already there; the timed runs then leave out the\n"
+                           "copies between host and GPU");
   p.flag("--profile", "then time each step (node) of the plan: op, kernel, shapes, time,\n"
                       "share, FLOPs, bytes, GFLOP/s, GB/s and % of the roofline (measured\n"
                       "once by a micro-benchmark); runs step by step, without a CUDA graph;\n"
@@ -188,11 +189,29 @@ int cmd_bench(const Argv& argv) {
       }
     }
 
-    for (int64_t i = 0; i < warmup; ++i) session.run(inputs);
+    // With --device-input the outputs stay on the GPU too: buffers shaped by a first run.
+    NamedTensors device_outputs;
+    if (device_input) {
+      for (const auto& [name, t] : session.run(inputs)) {
+        DeviceContext* dc = input_context.get();
+        std::shared_ptr<void> buffer(cuda::device_alloc(*dc, t.nbytes()),
+                                     [dc](void* p) { cuda::device_free(*dc, p); });
+        device_outputs[name] = Tensor::view(buffer.get(), t.dtype(), t.shape(), options.device);
+        device_buffers.push_back(std::move(buffer));
+      }
+    }
+    auto run_once = [&] {
+      if (device_input)
+        session.run_into(inputs, device_outputs);
+      else
+        session.run(inputs);
+    };
+
+    for (int64_t i = 0; i < warmup; ++i) run_once();
     const double t0 = now_ms();
     for (;;) {
       const double t = now_ms();
-      session.run(inputs);
+      run_once();
       r.ms.push_back(now_ms() - t);
       if (duration_s > 0 ? now_ms() - t0 >= duration_s * 1000
                          : static_cast<int64_t>(r.ms.size()) >= iterations)
@@ -272,7 +291,7 @@ int cmd_bench(const Argv& argv) {
   if (results.size() > 1) {
     std::printf("%s · %s · batches", model.title().c_str(), describe_options(options).c_str());
     for (const BatchResult& r : results) std::printf(" %lld", static_cast<long long>(r.batch));
-    std::printf("%s\n\n", device_input ? " · inputs on the GPU" : "");
+    std::printf("%s\n\n", device_input ? " · inputs and outputs on the GPU" : "");
     Table t({"batch", "mean (ms)", "p50 (ms)", "img/s", "arena", "peak RSS"}, "rrrrrr");
     for (const BatchResult& r : results) {
       const std::vector<Stat> st = stats_of(r);
@@ -291,7 +310,8 @@ int cmd_bench(const Argv& argv) {
   const std::vector<Stat> stats = stats_of(r);
   const double throughput = throughput_of(r);
   std::printf("%s · %s · batch %lld%s\n", model.title().c_str(), describe_options(options).c_str(),
-              static_cast<long long>(r.batch), device_input ? " · inputs on the GPU" : "");
+              static_cast<long long>(r.batch),
+              device_input ? " · inputs and outputs on the GPU" : "");
   std::printf("prepare %s · %lld warmup + %zu timed runs in %s\n", format_ms(r.prepare_ms).c_str(),
               static_cast<long long>(warmup), r.ms.size(), format_ms(r.total_ms).c_str());
   if (!options.device.is_cpu())

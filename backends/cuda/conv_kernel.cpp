@@ -36,7 +36,7 @@ class ConvCuda final : public Kernel {
   }
 
   void prepare(PrepareContext& ctx) override {
-    device_context(ctx);
+    device_context(ctx).cublas();  // now, not inside a CUDA graph capture
     ConvGeometry g = conv_geometry(ctx.node, ctx.inputs[0].shape, ctx.inputs[1].shape);
     if (!g.is_static()) ctx.fail("the CUDA Conv kernel needs static shapes");
     win_ = window_2d(g);

@@ -116,6 +116,32 @@ void copy_on_device(DeviceContext& ctx, void* dst, const void* src, size_t bytes
   MINFER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ctx.stream));
 }
 
+void copy_any(DeviceContext& ctx, void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  DeviceGuard guard(ctx.device);
+  MINFER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, ctx.stream));
+}
+
+namespace {
+// `waiter` waits on the GPU for the work queued on `done_by` so far, through `event`.
+void order_streams(int device, cudaEvent_t& event, cudaStream_t done_by, cudaStream_t waiter) {
+  DeviceGuard guard(device);
+  if (!event) MINFER_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  MINFER_CUDA_CHECK(cudaEventRecord(event, done_by));
+  MINFER_CUDA_CHECK(cudaStreamWaitEvent(waiter, event, 0));
+}
+}  // namespace
+
+void wait_for_stream(DeviceContext& ctx, void* stream) {
+  order_streams(ctx.device, ctx.caller_done, static_cast<cudaStream_t>(stream), ctx.stream);
+}
+
+void* stream_of(DeviceContext& ctx) { return ctx.stream; }
+
+void signal_stream(DeviceContext& ctx, void* stream) {
+  order_streams(ctx.device, ctx.run_done, ctx.stream, static_cast<cudaStream_t>(stream));
+}
+
 void* pinned_alloc(DeviceContext& ctx, size_t bytes) {
   DeviceGuard guard(ctx.device);
   void* ptr = nullptr;
@@ -221,24 +247,40 @@ DeviceContext::~DeviceContext() {
   bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != device &&
                   cudaSetDevice(device) == cudaSuccess;
   if (cublas_) cublasDestroy(cublas_);
+  if (cublas_workspace_) cudaFree(cublas_workspace_);
   if (stream) {
     cudaStreamSynchronize(stream);
     cudaStreamDestroy(stream);
   }
+  if (caller_done) cudaEventDestroy(caller_done);
+  if (run_done) cudaEventDestroy(run_done);
   if (switched) cudaSetDevice(previous);
 }
 
 cublasHandle_t DeviceContext::cublas() {
   std::call_once(cublas_once_, [this] {
     cuda::DeviceGuard guard(device);
+    // cuBLAS's recommended workspace on Hopper; smaller ones may rule out its fastest kernels.
+    constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+    void* workspace = cuda::device_alloc(*this, kWorkspaceBytes);
     cublasHandle_t handle = nullptr;
-    MINFER_CUBLAS_CHECK(cublasCreate(&handle));
-    cublasStatus_t status = cublasSetStream(handle, stream);
+    cublasStatus_t status = cublasCreate(&handle);
+    const char* call = "cublasCreate(&handle)";
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      status = cublasSetStream(handle, stream);
+      call = "cublasSetStream(handle, stream)";
+    }
+    if (status == CUBLAS_STATUS_SUCCESS) {
+      status = cublasSetWorkspace(handle, workspace, kWorkspaceBytes);
+      call = "cublasSetWorkspace(handle, workspace, bytes)";
+    }
     if (status != CUBLAS_STATUS_SUCCESS) {
-      cublasDestroy(handle);
-      cuda::throw_cublas_error(status, "cublasSetStream(handle, stream)", __FILE__, __LINE__);
+      if (handle) cublasDestroy(handle);
+      cuda::device_free(*this, workspace);
+      cuda::throw_cublas_error(status, call, __FILE__, __LINE__);
     }
     cublas_ = handle;
+    cublas_workspace_ = workspace;
   });
   return cublas_;
 }

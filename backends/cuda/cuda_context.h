@@ -22,18 +22,25 @@ struct DeviceContext {
   int sm_count = 0;         // multiprocessors, for sizing grids
   cudaStream_t stream = nullptr;
   std::mutex stream_mutex;  // see cuda::lock_stream (backends/cuda_api.h)
+  // For ordering `stream` with a caller's stream (cuda::wait_for_stream, signal_stream);
+  // created on first use, under stream_mutex.
+  cudaEvent_t caller_done = nullptr, run_done = nullptr;
 
   DeviceContext() = default;
   DeviceContext(const DeviceContext&) = delete;
   DeviceContext& operator=(const DeviceContext&) = delete;
   ~DeviceContext();
 
-  // The cuBLAS handle bound to `stream`, created on first use (most models never need it).
+  // The cuBLAS handle bound to `stream`, created on first use (most models never need it),
+  // with a workspace of its own so that cuBLAS never allocates while a run is captured as a
+  // CUDA graph (an allocation there would void the capture). Kernels that call cuBLAS ask for
+  // it in prepare(), so that it is never created inside a capture either.
   cublasHandle_t cublas();
 
  private:
   std::once_flag cublas_once_;
   cublasHandle_t cublas_ = nullptr;
+  void* cublas_workspace_ = nullptr;
 };
 
 namespace cuda {

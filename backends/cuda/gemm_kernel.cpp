@@ -25,7 +25,7 @@ class GemmCuda final : public Kernel {
   }
 
   void prepare(PrepareContext& ctx) override {
-    device_context(ctx);
+    device_context(ctx).cublas();  // now, not inside a CUDA graph capture
     const Attributes& attrs = ctx.node.attrs;
     trans_a_ = attrs.get_int("transA", 0) != 0;
     trans_b_ = attrs.get_int("transB", 0) != 0;

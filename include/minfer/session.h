@@ -70,6 +70,16 @@ struct PlanStats {
 
 using NamedTensors = std::map<std::string, Tensor>;
 
+struct RunOptions {
+  // CUDA: the caller's cudaStream_t. The run starts after the work already queued on that
+  // stream, and work queued on it afterwards starts after the run. When the run's outputs are
+  // all computed on the GPU and the plan replays as a CUDA graph (PlanStats::cuda_graph), the
+  // call returns as soon as the run is queued: synchronize the stream before reading the
+  // outputs, and keep the inputs and outputs valid until then. Otherwise it returns when the
+  // run is done. Null (the default): the call returns when the run is done.
+  void* cuda_stream = nullptr;
+};
+
 class Session {
  public:
   Session(Graph graph, SessionOptions options = {});
@@ -86,6 +96,13 @@ class Session {
   NamedTensors run(const NamedTensors& inputs) const;
   // Convenience for single-input models.
   Tensor run_one(const Tensor& input) const;
+  // Runs the model into the caller's memory: `outputs` holds one tensor per graph output, by
+  // name, of the output's dtype and shape: a CPU tensor (copies of a Tensor share its buffer)
+  // or a view (Tensor::view) of host memory or of memory on the session's GPU. Device outputs are copied on the device, never through the
+  // host; with device inputs too, a pipeline on the GPU pays no host copy at all. See
+  // RunOptions for running on the caller's CUDA stream.
+  void run_into(const NamedTensors& inputs, const NamedTensors& outputs,
+                const RunOptions& run_options = {}) const;
 
   const Graph& graph() const;  // the optimized graph
   const std::vector<std::string>& input_names() const;

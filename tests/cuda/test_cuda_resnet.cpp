@@ -171,6 +171,52 @@ TEST_CASE("A CUDA session takes inputs that are already on the GPU", "[cuda][res
   }
 }
 
+TEST_CASE("A CUDA session runs into GPU memory, in order on the caller's stream",
+          "[cuda][resnet]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the run_into test");
+    return;
+  }
+  const Tensor input = stack_batch(cifar_images());
+  SessionOptions options;
+  options.device = Device::cuda(0);
+  Session session(cifar_resnet20(), options);
+  const std::string in_name = session.input_names()[0], out_name = session.output_names()[0];
+  const Tensor want = session.run_one(input);
+
+  // The caller's pipeline: its own stream, the input staged on the GPU by a copy still queued
+  // there, the logits left on the GPU and copied back on that stream. run_into must start
+  // after the staging copy and finish before the copy back, without a host wait in between.
+  auto caller = cuda::create_context(0);
+  void* const stream = cuda::stream_of(*caller);
+  DeviceMemory staged(*caller, input.nbytes()), in_gpu(*caller, input.nbytes()),
+      out_gpu(*caller, want.nbytes());
+  cuda::copy_to_device(*caller, staged.get(), input.raw(), input.nbytes());
+  cuda::synchronize(*caller);
+  for (bool graphs : {true, false}) {
+    options.cuda_graphs = graphs;
+    Session s(cifar_resnet20(), options);
+    for (int round = 0; round < 3; ++round) {
+      INFO("CUDA graphs " << graphs << ", round " << round);
+      cuda::copy_on_device(*caller, in_gpu.get(), staged.get(), input.nbytes());
+      Tensor got(want.dtype(), want.shape());
+      const Tensor out = Tensor::view(out_gpu.get(), want.dtype(), want.shape(), Device::cuda(0));
+      const Tensor in = Tensor::view(in_gpu.get(), input.dtype(), input.shape(), Device::cuda(0));
+      s.run_into({{in_name, in}}, {{out_name, out}}, RunOptions{stream});
+      cuda::copy_to_host(*caller, got.raw(), out_gpu.get(), got.nbytes());
+      cuda::synchronize(*caller);
+      require_equal(got, want);
+      cuda::copy_on_device(*caller, out_gpu.get(), staged.get(), want.nbytes());  // clobber
+    }
+    // The replayed graph was captured (nothing in the run, cuBLAS included, allocates then).
+    CHECK(s.plan_stats({{in_name, input.shape()}}).cuda_graph == graphs);
+    // Host memory as the target, without a stream: the call returns with the outputs there.
+    Tensor host_out(want.dtype(), want.shape());
+    s.run_into({{in_name, input}}, {{out_name, host_out}});
+    require_equal(host_out, want);
+  }
+}
+
 TEST_CASE("A CUDA session out of GPU memory throws OutOfMemory and stays usable", "[cuda][resnet]") {
   if (!cuda::available()) {
     WARN("no GPU: skipping the GPU out-of-memory test");

@@ -102,6 +102,41 @@ TEST_CASE("session: bad inputs give clear errors", "[session][errors]") {
   REQUIRE(message_of({{"x", Tensor(DType::i32, Shape{2, 8})}}).find("i32") != std::string::npos);
 }
 
+TEST_CASE("session: run_into writes the outputs into the caller's memory", "[session]") {
+  std::mt19937 rng(5);
+  Session s(mlp(rng));
+  const std::string out = s.output_names()[0];
+  const Tensor x = random_tensor({3, 8}, rng);
+  const Tensor want = s.run_one(x);
+  std::vector<float> memory(3 * 4, -1.0f);
+  s.run_into({{"x", x}}, {{out, Tensor::view(memory.data(), DType::f32, Shape{3, 4})}});
+  require_equal(Tensor::view(memory.data(), DType::f32, Shape{3, 4}), want);
+  Tensor owned(DType::f32, Shape{3, 4});  // a copy of a Tensor shares its buffer
+  s.run_into({{"x", x}}, {{out, owned}});
+  require_equal(owned, want);
+
+  auto message_of = [&](const NamedTensors& outputs, RunOptions options = {}) -> std::string {
+    try {
+      s.run_into({{"x", x}}, outputs, options);
+    } catch (const Error& e) {
+      REQUIRE(e.code() == ErrorCode::InvalidArgument);
+      return e.what();
+    }
+    FAIL("no error");
+    return "";
+  };
+  CHECK_THAT(message_of({}), Catch::Contains("output '" + out + "' is missing (expected f32[3,4])"));
+  CHECK_THAT(message_of({{out, owned}, {"nope", owned}}), Catch::Contains("no output named 'nope'"));
+  CHECK_THAT(message_of({{out, Tensor(DType::f32, Shape{2, 4})}}),
+             Catch::Contains("is f32[2,4], the model makes f32[3,4]"));
+  CHECK_THAT(message_of({{out, Tensor(DType::i32, Shape{3, 4})}}), Catch::Contains("is i32[3,4]"));
+  CHECK_THAT(message_of({{out, Tensor::view(memory.data(), DType::f32, Shape{3, 4}, Device::cuda(0))}}),
+             Catch::Contains("is on cuda:0"));
+  int stream_stand_in = 0;
+  CHECK_THAT(message_of({{out, owned}}, RunOptions{&stream_stand_in}),
+             Catch::Contains("this session runs on the CPU"));
+}
+
 TEST_CASE("session: a moved-from Session throws a clear error from every method",
           "[session][errors]") {
   std::mt19937 rng(4);
@@ -127,6 +162,7 @@ TEST_CASE("session: a moved-from Session throws a clear error from every method"
   require_moved_error("options", [&] { (void)a.options(); });
   require_moved_error("run", [&] { a.run({{"x", x}}); });
   require_moved_error("run_one", [&] { a.run_one(x); });
+  require_moved_error("run_into", [&] { a.run_into({{"x", x}}, {}); });
   require_moved_error("plan_stats", [&] { a.plan_stats({{"x", Shape{2, 8}}}); });
   require_moved_error("plan_stats", [&] { a.plan_stats(NamedTensors{{"x", x}}); });
   // The Session it was moved to has the model; move-assigning back revives the source.
