@@ -29,6 +29,8 @@ class Session:
     ) -> None: ...
     def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """{input name: array (NumPy or DLPack), C-contiguous} -> {output name: ndarray}."""
+    def run_into(self, inputs: Mapping[str, Any], outputs: Mapping[str, Any]) -> None:
+        """Writes each output into the writable array (NumPy or DLPack) given for it."""
     def profile(
         self, inputs: Mapping[str, Any], *, runs: int = 10, warmup: int = 2
     ) -> dict[str, Any]:

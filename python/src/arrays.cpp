@@ -50,7 +50,10 @@ nb::dlpack::dtype dlpack_of(DType t) {
 
 }  // namespace
 
-Tensor tensor_view(const InArray& a, const std::string& name) {
+namespace {
+// `what`: "input" or "output", for messages.
+template <typename Array>
+Tensor view_of(const Array& a, const char* what, const std::string& name) {
   const DType dtype = dtype_from(a.dtype(), name);
   std::vector<int64_t> dims(a.ndim());
   for (size_t i = 0; i < a.ndim(); ++i) dims[i] = static_cast<int64_t>(a.shape(i));
@@ -61,7 +64,7 @@ Tensor tensor_view(const InArray& a, const std::string& name) {
   for (size_t i = a.ndim(); !empty && i-- > 0;) {
     if (dims[i] != 1 && a.stride(i) != expected)
       throw Error(ErrorCode::InvalidArgument,
-                  "input '" + name +
+                  std::string(what) + " '" + name +
                       "' is not C-contiguous (a transposed or sliced view); pass "
                       "numpy.ascontiguousarray(x), or x.contiguous() for a PyTorch tensor");
     expected *= dims[i];
@@ -72,11 +75,18 @@ Tensor tensor_view(const InArray& a, const std::string& name) {
   } else if (a.device_type() == nb::device::cuda::value) {
     device = Device::cuda(a.device_id());
   } else {
-    throw Error(ErrorCode::InvalidArgument, "input '" + name + "' lives on DLPack device type " +
+    throw Error(ErrorCode::InvalidArgument, std::string(what) + " '" + name +
+                                                "' lives on DLPack device type " +
                                                 std::to_string(a.device_type()) +
                                                 "; minfer takes CPU or CUDA memory");
   }
   return Tensor::view(const_cast<void*>(a.data()), dtype, Shape(std::move(dims)), device);
+}
+}  // namespace
+
+Tensor tensor_view(const InArray& a, const std::string& name) { return view_of(a, "input", name); }
+Tensor tensor_view(const OutArray& a, const std::string& name) {
+  return view_of(a, "output", name);
 }
 
 nb::object to_numpy(Tensor t) {

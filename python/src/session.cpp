@@ -63,6 +63,31 @@ class PySession {
     return result;
   }
 
+  void run_into(const nb::dict& inputs, const nb::dict& outputs) const {
+    std::shared_ptr<const Session> s = live("run_into");
+    std::vector<InArray> keep;
+    NamedTensors in = to_tensors(inputs, keep);
+    std::vector<OutArray> keep_out;
+    NamedTensors out;
+    for (auto [key, value] : outputs) {
+      if (!nb::isinstance<nb::str>(key)) throw nb::type_error("run_into: output names must be str");
+      const std::string name = nb::cast<std::string>(key);
+      OutArray a;
+      if (!nb::try_cast(value, a))
+        throw nb::type_error(("run_into: output '" + name +
+                              "' must be a writable array (NumPy, or any object with "
+                              "__dlpack__ or the buffer protocol), got " +
+                              std::string(nb::type_name(value.type()).c_str()))
+                                 .c_str());
+      out[name] = tensor_view(a, name);
+      keep_out.push_back(std::move(a));
+    }
+    nb::gil_scoped_release unlocked;
+    wait_for_producers(in);
+    wait_for_producers(out, "output");  // its owner's pending work may still read it
+    s->run_into(in, out);
+  }
+
   nb::dict profile(const nb::dict& inputs, int runs, int warmup) const {
     std::shared_ptr<const Session> s = live("profile");
     check(runs >= 1 && warmup >= 0, ErrorCode::InvalidArgument,
@@ -129,7 +154,7 @@ class PySession {
   // DLPack import here passes no stream, so a GPU array's producer (PyTorch on its own stream,
   // say) may still be writing it; minfer's stream does not wait on other streams. Waiting for
   // the device is the simple correct order. (Written for CUDA builds; untested on a GPU.)
-  static void wait_for_producers(const NamedTensors& tensors) {
+  static void wait_for_producers(const NamedTensors& tensors, const char* what = "input") {
 #ifdef MINFER_WITH_CUDA
     for (const auto& [name, t] : tensors)
       if (!t.device().is_cpu()) {
@@ -139,11 +164,11 @@ class PySession {
         if (status == cudaSuccess) status = cudaDeviceSynchronize();
         cudaSetDevice(current);
         check(status == cudaSuccess, ErrorCode::Device,
-              "run: waiting for the GPU that holds input '" + name +
+              std::string("run: waiting for the GPU that holds ") + what + " '" + name +
                   "' failed: " + cudaGetErrorString(status));
       }
 #else
-    (void)tensors;
+    (void)tensors, (void)what;
 #endif
   }
 
@@ -216,6 +241,12 @@ void register_session(nb::module_& m) {
            "read on the device, once the GPU has finished its pending work). They must have the\n"
            "model's dtype and shape and be C-contiguous; they are read in place, never copied.\n"
            "Raises minfer.Error.")
+      .def("run_into", &PySession::run_into, nb::arg("inputs"), nb::arg("outputs"),
+           "Runs the model on {input name: array} and writes each output into the writable\n"
+           "array given for it in {output name: array}, of the output's dtype and shape: NumPy,\n"
+           "or any DLPack object (on a CUDA session a CUDA tensor, such as a PyTorch one, is\n"
+           "written on the device: data that stays on the GPU is never copied through the\n"
+           "host). Returns when the outputs are written. Raises minfer.Error.")
       .def("profile", &PySession::profile, nb::arg("inputs"), nb::kw_only(), nb::arg("runs") = 10,
            nb::arg("warmup") = 2,
            "Times each plan step over `runs` runs (step by step, no CUDA graph) and returns a\n"

@@ -57,6 +57,34 @@ def test_dlpack_in_and_out(resnet20, cifar_batch):
     np.testing.assert_array_equal(np.from_dlpack(got), expected)
 
 
+def test_run_into_writes_callers_arrays(resnet20, cifar_batch):
+    expected = resnet20.run({"input": cifar_batch})["logits"]
+    out = np.full((2, 10), -1.0, dtype=np.float32)
+    assert resnet20.run_into({"input": cifar_batch}, {"logits": out}) is None
+    np.testing.assert_array_equal(out, expected)
+    through_dlpack = np.zeros((2, 10), dtype=np.float32)
+    resnet20.run_into({"input": cifar_batch}, {"logits": DLPackOnly(through_dlpack)})
+    np.testing.assert_array_equal(through_dlpack, expected)
+
+
+def test_run_into_rejects_wrong_outputs(resnet20, cifar_batch):
+    def error_of(outputs):
+        with pytest.raises(minfer.Error) as e:
+            resnet20.run_into({"input": cifar_batch}, outputs)
+        assert e.value.code == "InvalidArgument"
+        return str(e.value)
+
+    assert "output 'logits' is missing (expected f32[2,10])" in error_of({})
+    assert "is f32[3,10], the model makes f32[2,10]" in error_of(
+        {"logits": np.zeros((3, 10), np.float32)})
+    assert "no output named 'probs'" in error_of(
+        {"logits": np.zeros((2, 10), np.float32), "probs": np.zeros((2, 10), np.float32)})
+    read_only = np.zeros((2, 10), np.float32)
+    read_only.setflags(write=False)
+    with pytest.raises(TypeError, match="output 'logits' must be a writable array"):
+        resnet20.run_into({"input": cifar_batch}, {"logits": read_only})
+
+
 def test_read_only_input(resnet20, cifar_batch):
     x = cifar_batch.copy()
     x.setflags(write=False)
