@@ -10,6 +10,9 @@ options=()
 # installs it and turns them on); a folder configured before keeps its choice, so that running
 # the demo after the tests leaves them in place.
 [[ -f "$build/CMakeCache.txt" ]] || options=(-DMINFER_BUILD_TESTS=OFF)
+# The same compiler launcher as scripts/test.sh, so that running both (either order) builds the
+# library once.
+command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${options[@]}"
 cmake --build "$build" -j"$(nproc)" --target minfer_cli
 # More calibration images for int8 when the shared test data sits next to the project.
