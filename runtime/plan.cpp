@@ -365,9 +365,7 @@ class PlanBuilder : public SharedConstants {
 
   int host_slot(int id) { return on_device(id, Device::cpu()); }
 
-  // Which inputs CPU kernels read, and whether the plan's GPU work can be one CUDA graph: every
-  // kernel capturable on the GPU, no copy to the device but of graph inputs (done before the
-  // graph is launched, since their host addresses change from run to run).
+  // Per graph output, the device slot its host copy is made from (Plan::output_sources).
   void find_output_sources() {
     plan_->output_sources.assign(plan_->output_slots.size(), -1);
     for (const Step& st : plan_->steps)
@@ -376,6 +374,9 @@ class PlanBuilder : public SharedConstants {
           if (plan_->output_slots[o] == st.outputs[0]) plan_->output_sources[o] = st.inputs[0];
   }
 
+  // Which inputs CPU kernels read, and whether the plan's GPU work can be one CUDA graph: every
+  // kernel capturable on the GPU, no copy to the device but of graph inputs (done before the
+  // graph is launched, since their host addresses change from run to run).
   void decide_cuda_graph() {
     plan_->input_read_on_cpu.assign(g_.inputs().size(), false);
     bool graph = options_.cuda_graphs && dctx_ != nullptr;
@@ -725,9 +726,9 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
   if (targets)
     for (size_t o = 0; o < plan.output_slots.size(); ++o) {
       const int source = plan.output_sources[o];
+      const Tensor& to = *targets->outputs[o];  // the caller's memory, given as a view
       if (source >= 0)
-        cuda::copy_any(*dc, const_cast<void*>(targets->outputs[o]->raw()), ctx->tensors[source].raw(),
-                       targets->outputs[o]->nbytes());
+        cuda::copy_any(*dc, const_cast<void*>(to.raw()), ctx->tensors[source].raw(), to.nbytes());
       else
         host_made_outputs = true;
     }

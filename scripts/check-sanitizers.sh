@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# CI's sanitizer and fuzzing job (run by .ci/run after scripts/test.sh):
+#   1. builds minfer, its tests and the fuzz target with clang, AddressSanitizer and UBSan
+#      (CPU only; OpenMP off, as libomp's own allocations would read as leaks);
+#   2. runs every test under them: any report fails the run, in the test process and in the
+#      CLI processes the tests start (UBSan halts on its first report);
+#   3. replays fuzz/regressions, then fuzzes the ONNX loader for MINFER_FUZZ_SECONDS (default
+#      120) from a seed corpus of the ONNX conformance models (fuzz/README.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh --test
+missing=()
+for p in clang libclang-rt-14-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=${MINFER_SANITIZE_BUILD_DIR:-build-sanitize}
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" \
+  -DMINFER_SANITIZE=address,undefined -DMINFER_FUZZ=ON \
+  -DMINFER_WITH_CUDA=OFF -DMINFER_WITH_OPENMP=OFF -DMINFER_BUILD_TESTS=ON
+cmake --build "$build" -j"$(nproc)"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)" --timeout 3000
+
+fuzzer=$build/fuzz/fuzz_onnx_load
+"$fuzzer" fuzz/regressions/*.onnx
+corpus=$build/fuzz-corpus
+mkdir -p "$corpus"
+cp fuzz/regressions/*.onnx "$corpus/"
+data=${MINFER_DATA:-../shared/data}
+if [[ -d "$data/onnx-node-tests" ]]; then
+  for d in "$data"/onnx-node-tests/*/; do cp "$d/model.onnx" "$corpus/$(basename "$d").onnx"; done
+fi
+"$fuzzer" "$corpus" -max_total_time="${MINFER_FUZZ_SECONDS:-120}" -rss_limit_mb=2048 -timeout=10 \
+  -max_len=65536 -dict=fuzz/onnx.dict -print_final_stats=1
