@@ -145,6 +145,12 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   const bool scratch = !packed_->empty() && !packed_im2col;
   slice_floats_ =
       col_floats_ + pad_floats_ + (scratch ? int64_t((*packed_)[0].scratch_floats()) : 0);
+  if (method_ == Method::Depthwise) {
+    depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t,
+                                              d.pad_l, d.h, d.w, d.oh, d.ow);
+    if (depthwise_plane_)
+      slice_floats_ = round_up(int64_t(depthwise_scratch_floats(d.h, d.w, d.kh)), 16);
+  }
   ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
 }
 
@@ -158,7 +164,9 @@ void ConvKernel::run(RunContext& ctx) const {
   op.z = has_residual_ ? ctx.inputs[3]->data<float>() : nullptr;
   op.y = ctx.outputs[0]->data<float>();
   const int threads = std::clamp(ctx.threads, 1, threads_);
-  if (method_ == Method::Depthwise)
+  if (depthwise_plane_)
+    run_depthwise_planes(op, static_cast<float*>(ctx.workspace), threads);
+  else if (method_ == Method::Depthwise)
     run_depthwise(op, threads);
   else
     run_gemm(op, static_cast<float*>(ctx.workspace), threads);
@@ -400,6 +408,33 @@ void ConvKernel::run_depthwise(const Operands& op, int threads) const {
       }
     }
     finish_output(op, n, m, m + 1, 0, p);
+  });
+}
+
+void ConvKernel::run_depthwise_planes(const Operands& op, float* workspace, int threads) const {
+  const Dims& d = d_;
+  const int64_t planes = d.n * d.m, p = d.p(), taps = d.kh * d.kw;
+  const int parts = threads_for(planes * p * taps, threads, 1 << 15);
+  parallel_region(parts, [&](int part, int n_parts) {
+    float* scratch = workspace + part * slice_floats_;
+    for (int64_t plane = split_begin(planes, n_parts, part),
+                 end = split_begin(planes, n_parts, part + 1);
+         plane < end; ++plane) {
+      const int64_t n = plane / d.m, m = plane % d.m;
+      DepthwisePlane a;
+      a.x = op.x + (n * d.c + m / d.mg) * d.h * d.w;  // one input channel per group
+      a.h = d.h;
+      a.w = d.w;
+      a.weights = op.w + m * taps;
+      a.bias = op.b ? op.b[m] : 0.f;
+      a.residual = op.z ? op.z + plane * p : nullptr;
+      a.act = &act_;
+      a.y = op.y + plane * p;
+      a.oh = d.oh;
+      a.ow = d.ow;
+      a.scratch = scratch;
+      depthwise_plane_(a);
+    }
   });
 }
 

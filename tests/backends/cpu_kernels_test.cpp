@@ -411,6 +411,20 @@ TEST_CASE("cpu Conv paths: 1x1 GEMM, im2col tiles, shared units, depthwise", "[c
        5,
        false,
        true},
+      // The vectorized plane kernels (depthwise.h): 3x3 and 5x5, stride 1 and 2, even and odd
+      // sizes, less padding after than before, a channel multiplier.
+      {"depthwise plane 3x3 stride 1", {2, 6, 17, 23}, {6, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, 6,
+       true, true},
+      {"depthwise plane 3x3 stride 2, odd size", {1, 4, 15, 21}, {4, 1, 3, 3}, {2, 2},
+       {1, 1, 1, 1}, 4, true, true},
+      {"depthwise plane 3x3 stride 2, no padding after", {1, 4, 16, 16}, {4, 1, 3, 3}, {2, 2},
+       {1, 1, 0, 0}, 4, true, false},
+      {"depthwise plane 5x5 stride 1", {1, 3, 12, 9}, {3, 1, 5, 5}, {1, 1}, {2, 2, 2, 2}, 3,
+       false, true},
+      {"depthwise plane 5x5 stride 2, multiplier 2", {2, 3, 19, 14}, {6, 1, 5, 5}, {2, 2},
+       {2, 2, 2, 2}, 3, true, true},
+      {"depthwise plane 3x3 on a 1x1 image", {1, 8, 1, 1}, {8, 1, 3, 3}, {1, 1}, {1, 1, 1, 1},
+       8, true, true},
   };
   std::mt19937 rng(99);
   for (int threads : {1, 2, 3})
