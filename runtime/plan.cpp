@@ -652,9 +652,8 @@ thread_local StepObserver* t_observer = nullptr;  // see ObserveSteps
 ObserveSteps::ObserveSteps(StepObserver& observer) : outer_(t_observer) { t_observer = &observer; }
 ObserveSteps::~ObserveSteps() { t_observer = outer_; }
 
-std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
-                                 int threads, const OutputObserver& observe,
-                                 const RunTargets* targets) {
+std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs, int threads,
+                                 const OutputObserver& observe, const RunTargets* targets) {
   StepObserver* const observer = t_observer;
   std::unique_ptr<ExecContext> ctx = plan.acquire();
   struct Releaser {  // returns the context and its buffer even when a kernel throws

@@ -153,8 +153,8 @@ struct RunTargets {
 // Runs the plan with the given inputs (in graph-input order); returns outputs in order.
 // A plan that observes its outputs hands them to `observe` instead (and returns none); with
 // `targets`, the outputs go into the targets' memory (and none are returned).
-std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs,
-                                 int threads, const OutputObserver& observe = nullptr,
+std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs, int threads,
+                                 const OutputObserver& observe = nullptr,
                                  const RunTargets* targets = nullptr);
 
 }  // namespace minfer

@@ -283,8 +283,8 @@ std::vector<const Tensor*> Session::Impl::ordered_outputs(const NamedTensors& ou
               "; this session writes to CPU memory" +
               (options.device.is_cpu() ? std::string() : " or to " + options.device.to_string()));
     check(t.dtype() == made.dtype && t.shape() == made.shape, ErrorCode::InvalidArgument,
-          "run_into: output '" + name + "' is " + dtype_name(t.dtype()) +
-              t.shape().to_string() + ", the model makes " + want);
+          "run_into: output '" + name + "' is " + dtype_name(t.dtype()) + t.shape().to_string() +
+              ", the model makes " + want);
     ordered.push_back(&t);
   }
   return ordered;

@@ -35,10 +35,11 @@ ArgParser make_parser() {
   p.option("--warmup", "N", "untimed runs first (default 3)");
   p.option("--iterations", "N", "timed runs (default 20)");
   p.option("--duration", "S", "instead of --iterations: run for S seconds");
-  p.flag("--device-input", "with --device cuda: the inputs live on the GPU (copied there once)\n"
-                           "and the outputs stay there (Session::run_into), as in a pipeline\n"
-                           "whose data is already there; the timed runs then leave out the\n"
-                           "copies between host and GPU");
+  p.flag("--device-input",
+         "with --device cuda: the inputs live on the GPU (copied there once)\n"
+         "and the outputs stay there (Session::run_into), as in a pipeline\n"
+         "whose data is already there; the timed runs then leave out the\n"
+         "copies between host and GPU");
   p.flag("--profile", "then time each step (node) of the plan: op, kernel, shapes, time,\n"
                       "share, FLOPs, bytes, GFLOP/s, GB/s and % of the roofline (measured\n"
                       "once by a micro-benchmark); runs step by step, without a CUDA graph;\n"

@@ -146,8 +146,8 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   slice_floats_ =
       col_floats_ + pad_floats_ + (scratch ? int64_t((*packed_)[0].scratch_floats()) : 0);
   if (method_ == Method::Depthwise) {
-    depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t,
-                                              d.pad_l, d.h, d.w, d.oh, d.ow);
+    depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l,
+                                              d.h, d.w, d.oh, d.ow);
     if (depthwise_plane_)
       slice_floats_ = round_up(int64_t(depthwise_scratch_floats(d.h, d.w, d.kh)), 16);
   }

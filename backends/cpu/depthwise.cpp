@@ -122,9 +122,9 @@ void plane(const DepthwisePlane& a) {
 
 }  // namespace
 
-DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                                        int64_t dh, int64_t dw, int64_t pad_t, int64_t pad_l,
-                                        int64_t h, int64_t w, int64_t oh, int64_t ow) {
+DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+                                        int64_t dw, int64_t pad_t, int64_t pad_l, int64_t h,
+                                        int64_t w, int64_t oh, int64_t ow) {
   if (kh != kw || sh != sw || dh != 1 || dw != 1 || (kh != 3 && kh != 5) || (sh != 1 && sh != 2))
     return nullptr;
   const int64_t p = kh / 2;

@@ -13,23 +13,23 @@
 namespace minfer::cpu {
 
 struct DepthwisePlane {
-  const float* x;         // [h, w] input channel
+  const float* x;  // [h, w] input channel
   int64_t h, w;
-  const float* weights;   // [K, K]
+  const float* weights;  // [K, K]
   float bias;
   const float* residual;  // [oh, ow] added before the activation, or null
   const Activation* act;
-  float* y;               // [oh, ow]
+  float* y;  // [oh, ow]
   int64_t oh, ow;
-  float* scratch;         // depthwise_scratch_floats(h, w, K) floats
+  float* scratch;  // depthwise_scratch_floats(h, w, K) floats
 };
 
 using DepthwisePlaneFn = void (*)(const DepthwisePlane&);
 
 // The plane kernel for this geometry, or null when it has none.
-DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                                        int64_t dh, int64_t dw, int64_t pad_t, int64_t pad_l,
-                                        int64_t h, int64_t w, int64_t oh, int64_t ow);
+DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+                                        int64_t dw, int64_t pad_t, int64_t pad_l, int64_t h,
+                                        int64_t w, int64_t oh, int64_t ow);
 size_t depthwise_scratch_floats(int64_t h, int64_t w, int64_t k);
 
 }  // namespace minfer::cpu

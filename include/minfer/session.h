@@ -98,9 +98,9 @@ class Session {
   Tensor run_one(const Tensor& input) const;
   // Runs the model into the caller's memory: `outputs` holds one tensor per graph output, by
   // name, of the output's dtype and shape: a CPU tensor (copies of a Tensor share its buffer)
-  // or a view (Tensor::view) of host memory or of memory on the session's GPU. Device outputs are copied on the device, never through the
-  // host; with device inputs too, a pipeline on the GPU pays no host copy at all. See
-  // RunOptions for running on the caller's CUDA stream.
+  // or a view (Tensor::view) of host memory or of memory on the session's GPU. Device outputs are
+  // copied on the device, never through the host; with device inputs too, a pipeline on the GPU
+  // pays no host copy at all. See RunOptions for running on the caller's CUDA stream.
   void run_into(const NamedTensors& inputs, const NamedTensors& outputs,
                 const RunOptions& run_options = {}) const;
 

@@ -75,10 +75,9 @@ Tensor view_of(const Array& a, const char* what, const std::string& name) {
   } else if (a.device_type() == nb::device::cuda::value) {
     device = Device::cuda(a.device_id());
   } else {
-    throw Error(ErrorCode::InvalidArgument, std::string(what) + " '" + name +
-                                                "' lives on DLPack device type " +
-                                                std::to_string(a.device_type()) +
-                                                "; minfer takes CPU or CUDA memory");
+    throw Error(ErrorCode::InvalidArgument,
+                std::string(what) + " '" + name + "' lives on DLPack device type " +
+                    std::to_string(a.device_type()) + "; minfer takes CPU or CUDA memory");
   }
   return Tensor::view(const_cast<void*>(a.data()), dtype, Shape(std::move(dims)), device);
 }

@@ -125,13 +125,16 @@ TEST_CASE("session: run_into writes the outputs into the caller's memory", "[ses
     FAIL("no error");
     return "";
   };
-  CHECK_THAT(message_of({}), Catch::Contains("output '" + out + "' is missing (expected f32[3,4])"));
-  CHECK_THAT(message_of({{out, owned}, {"nope", owned}}), Catch::Contains("no output named 'nope'"));
+  CHECK_THAT(message_of({}),
+             Catch::Contains("output '" + out + "' is missing (expected f32[3,4])"));
+  CHECK_THAT(message_of({{out, owned}, {"nope", owned}}),
+             Catch::Contains("no output named 'nope'"));
   CHECK_THAT(message_of({{out, Tensor(DType::f32, Shape{2, 4})}}),
              Catch::Contains("is f32[2,4], the model makes f32[3,4]"));
   CHECK_THAT(message_of({{out, Tensor(DType::i32, Shape{3, 4})}}), Catch::Contains("is i32[3,4]"));
-  CHECK_THAT(message_of({{out, Tensor::view(memory.data(), DType::f32, Shape{3, 4}, Device::cuda(0))}}),
-             Catch::Contains("is on cuda:0"));
+  CHECK_THAT(
+      message_of({{out, Tensor::view(memory.data(), DType::f32, Shape{3, 4}, Device::cuda(0))}}),
+      Catch::Contains("is on cuda:0"));
   int stream_stand_in = 0;
   CHECK_THAT(message_of({{out, owned}}, RunOptions{&stream_stand_in}),
              Catch::Contains("this session runs on the CPU"));
