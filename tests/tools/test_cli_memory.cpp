@@ -41,3 +41,23 @@ TEST_CASE("cli: --memory-limit refuses a plan that needs more, naming the size",
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("--memory-limit"));
 }
+
+// cuBLAS is opened only when a CUDA kernel first calls it (backends/cuda/cublas_loader.cpp):
+// linked, it alone cost every process about 215 MB of resident memory at start-up.
+#if defined(__SANITIZE_ADDRESS__)
+#define MINFER_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MINFER_TEST_ASAN 1
+#endif
+#endif
+
+TEST_CASE("cli: a CPU run of a CUDA-enabled build stays small", "[cli][memory]") {
+#ifdef MINFER_TEST_ASAN
+  WARN("AddressSanitizer's shadow memory makes RSS meaningless: skipped");
+#else
+  const CliResult r = cli("bench cifar-resnet20 --iterations 1 --warmup 0 --json");
+  REQUIRE(r.code == 0);
+  CHECK(minfer::json::parse(r.out).find("peak_rss_bytes")->integer < 40'000'000);
+#endif
+}
