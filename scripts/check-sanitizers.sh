@@ -4,8 +4,12 @@
 #      (CPU only; OpenMP off, as libomp's own allocations would read as leaks);
 #   2. runs every test under them: any report fails the run, in the test process and in the
 #      CLI processes the tests start (UBSan halts on its first report);
-#   3. replays fuzz/regressions, then fuzzes the ONNX loader for MINFER_FUZZ_SECONDS (default
-#      120) from a seed corpus of the ONNX conformance models (fuzz/README.md).
+#   3. replays fuzz/regressions, then fuzzes the ONNX loader from a seed corpus of the ONNX
+#      conformance models (fuzz/README.md): MINFER_FUZZ_RUNS inputs (default 300000) from the
+#      fixed MINFER_FUZZ_SEED (default 1), so that a run is reproducible and CI does not fail
+#      at random on an old bug a new mutation happens to reach; MINFER_FUZZ_SECONDS=N instead
+#      fuzzes for N seconds from a random seed (exploring: what it finds goes to
+#      fuzz/regressions with its fix).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
@@ -34,12 +38,17 @@ ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)" --ti
 
 fuzzer=$build/fuzz/fuzz_onnx_load
 "$fuzzer" fuzz/regressions/*.onnx
-corpus=$build/fuzz-corpus
-mkdir -p "$corpus"
+corpus=$(mktemp -d)  # fresh each time: a grown corpus would make the run differ
+trap 'rm -rf "$corpus"' EXIT
 cp fuzz/regressions/*.onnx "$corpus/"
 data=${MINFER_DATA:-../shared/data}
 if [[ -d "$data/onnx-node-tests" ]]; then
   for d in "$data"/onnx-node-tests/*/; do cp "$d/model.onnx" "$corpus/$(basename "$d").onnx"; done
 fi
-"$fuzzer" "$corpus" -max_total_time="${MINFER_FUZZ_SECONDS:-120}" -rss_limit_mb=2048 -timeout=10 \
-  -max_len=65536 -dict=fuzz/onnx.dict -print_final_stats=1
+if [[ -n "${MINFER_FUZZ_SECONDS:-}" ]]; then
+  budget=(-max_total_time="$MINFER_FUZZ_SECONDS")
+else
+  budget=(-seed="${MINFER_FUZZ_SEED:-1}" -runs="${MINFER_FUZZ_RUNS:-300000}")
+fi
+"$fuzzer" "$corpus" "${budget[@]}" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
+  -dict=fuzz/onnx.dict -artifact_prefix="$build/" -print_final_stats=1

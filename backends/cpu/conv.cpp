@@ -100,6 +100,12 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   weight_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
   bias_ = has_bias_ && ctx.inputs[2].constant ? *ctx.inputs[2].constant : Tensor();
   threads_ = std::max(1, ctx.threads);
+  // An empty output (a zero-sized dimension): nothing to pack, nothing to compute.
+  empty_ = d.n * d.m * d.p() == 0;
+  if (empty_) {
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+    return;
+  }
 
   // Tiles of output positions whose im2col block (K x tile floats) stays in the L2 cache;
   // at least 256 columns, below which the GEMM loses efficiency. Multiples of the GEMM
@@ -155,6 +161,7 @@ void ConvKernel::prepare(PrepareContext& ctx) {
 }
 
 void ConvKernel::run(RunContext& ctx) const {
+  if (empty_) return;
   Operands op;
   op.x = ctx.inputs[0]->data<float>();
   op.w = weight_.defined() ? weight_.data<float>() : ctx.inputs[1]->data<float>();

@@ -92,6 +92,7 @@ class ConvKernel final : public Kernel {
   // Constant weights packed per group for the GEMM (shared by the session's plans); never null.
   std::shared_ptr<const std::vector<PackedWeights>> packed_;
   bool has_bias_ = false, has_residual_ = false;
+  bool empty_ = false;  // the output has no elements
 };
 
 }  // namespace minfer::cpu
