@@ -19,27 +19,33 @@
 
 namespace minfer::test {
 
-// The cases of tests/python/make_opset_cases.py, written on first use into a temp folder.
-inline std::filesystem::path generated_opset_cases() {
-  static std::filesystem::path dir;
+// The cases a tests/python script writes into a folder, made on first use, once per script
+// and process (ctest runs test cases in parallel processes).
+inline std::filesystem::path generated_cases(const std::string& script) {
+  static std::map<std::string, std::filesystem::path> dirs;
+  std::filesystem::path& dir = dirs[script];
   if (dir.empty()) {
-    // Per process: ctest runs test cases in parallel processes.
-    std::filesystem::path d = temp_dir("opset_cases_" + std::to_string(getpid()));
-    REQUIRE(run_python("make_opset_cases.py", std::string("'") + d.string() + "' >/dev/null") == 0);
+    const std::filesystem::path d =
+        temp_dir(std::filesystem::path(script).stem().string() + "_" + std::to_string(getpid()));
+    REQUIRE(run_python(script, "'" + d.string() + "' >/dev/null") == 0);
     dir = d;
   }
   return dir;
 }
+inline std::filesystem::path generated_opset_cases() {
+  return generated_cases("make_opset_cases.py");
+}
+inline std::filesystem::path generated_zoo_cases() { return generated_cases("make_zoo_cases.py"); }
 
-// The cases of tests/python/make_zoo_cases.py (model-zoo CNN patterns), written on first use.
-inline std::filesystem::path generated_zoo_cases() {
-  static std::filesystem::path dir;
-  if (dir.empty()) {
-    std::filesystem::path d = temp_dir("zoo_cases_" + std::to_string(getpid()));
-    REQUIRE(run_python("make_zoo_cases.py", std::string("'") + d.string() + "' >/dev/null") == 0);
-    dir = d;
-  }
-  return dir;
+// The tolerance of the generated cases against ONNX Runtime: |got - want| <= 1e-5 + 1e-4 *
+// |want|, at optimization level `level`.
+inline ConformanceOptions tight_options(int level, int threads = 0) {
+  ConformanceOptions options;
+  options.rtol = 1e-4;
+  options.atol = 1e-5;
+  options.session.threads = threads;
+  options.session.optimization_level = level;
+  return options;
 }
 
 // Runs `minfer ARGS` with stdout and stderr together in `out`.

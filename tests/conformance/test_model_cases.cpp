@@ -6,32 +6,15 @@
 using namespace minfer;
 using namespace minfer::test;
 
-namespace {
-
-std::filesystem::path generated_model_cases() {
-  static std::filesystem::path dir;
-  if (dir.empty()) {
-    std::filesystem::path d = temp_dir("model_cases_" + std::to_string(getpid()));
-    REQUIRE(run_python("make_model_cases.py", "'" + d.string() + "' >/dev/null 2>&1") == 0);
-    dir = d;
-  }
-  return dir;
-}
-
-}  // namespace
-
 TEST_CASE("conformance: torchvision-model op patterns match ONNX Runtime",
           "[conformance][python][models]") {
-  const std::vector<std::string> cases = find_conformance_cases(generated_model_cases().string());
+  const std::vector<std::string> cases =
+      find_conformance_cases(generated_cases("make_model_cases.py").string());
   CHECK(cases.size() >= 60);
   std::set<std::string> ops_seen;
   for (const std::string& dir : cases) {
     for (int level : {0, 2}) {
-      ConformanceOptions options;
-      options.rtol = 1e-4;
-      options.atol = 1e-5;
-      options.session.threads = 2;
-      options.session.optimization_level = level;
+      const ConformanceOptions options = tight_options(level, 2);
       const CaseResult r = run_conformance_case(dir, options);
       INFO(r.name << " at opt-level " << level << ": " << r.reason);
       CHECK(r.status == CaseStatus::Pass);
@@ -49,14 +32,12 @@ TEST_CASE("conformance: torchvision-model op patterns survive minfer's ONNX expo
           "[conformance][python][models]") {
   const std::filesystem::path out = temp_dir("model_cases_export");
   int checked = 0;
-  for (const std::string& dir : find_conformance_cases(generated_model_cases().string())) {
+  for (const std::string& dir :
+       find_conformance_cases(generated_cases("make_model_cases.py").string())) {
     const std::filesystem::path copy = out / std::filesystem::path(dir).filename();
     std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
     save_onnx(load_onnx(dir + "/model.onnx"), (copy / "model.onnx").string());
-    ConformanceOptions options;
-    options.rtol = 1e-4;
-    options.atol = 1e-5;
-    options.session.optimization_level = 0;
+    const ConformanceOptions options = tight_options(0);
     const CaseResult r = run_conformance_case(copy.string(), options);
     INFO(r.name << ": " << r.reason);
     CHECK(r.status == CaseStatus::Pass);

@@ -10,31 +10,14 @@
 using namespace minfer;
 using namespace minfer::test;
 
-namespace {
-
-std::filesystem::path tiny_model_cases() {
-  static std::filesystem::path dir;
-  if (dir.empty()) {
-    std::filesystem::path d = temp_dir("tiny_models_" + std::to_string(getpid()));
-    REQUIRE(run_python("tiny_model_cases.py", "'" + d.string() + "' >/dev/null") == 0);
-    dir = d;
-  }
-  return dir;
-}
-
-}  // namespace
-
 TEST_CASE("conformance: tiny torchvision and BERT exports match ONNX Runtime",
           "[conformance][python][torchvision]") {
-  const std::vector<std::string> cases = find_conformance_cases(tiny_model_cases().string());
+  const std::vector<std::string> cases =
+      find_conformance_cases(generated_cases("tiny_model_cases.py").string());
   CHECK(cases.size() == 6);
   for (const std::string& dir : cases) {
     for (int level : {0, 2}) {
-      ConformanceOptions options;
-      options.rtol = 1e-4;
-      options.atol = 1e-5;
-      options.session.threads = 2;
-      options.session.optimization_level = level;
+      const ConformanceOptions options = tight_options(level, 2);
       const CaseResult r = run_conformance_case(dir, options);
       INFO(r.name << " at opt-level " << level << ": " << r.reason);
       CHECK(r.status == CaseStatus::Pass);

@@ -13,11 +13,7 @@ TEST_CASE("conformance: model-zoo op patterns match ONNX Runtime", "[conformance
   std::set<std::string> ops_seen;
   for (const std::string& dir : cases) {
     for (int level : {0, 2}) {
-      ConformanceOptions options;
-      options.rtol = 1e-4;
-      options.atol = 1e-5;
-      options.session.threads = 2;
-      options.session.optimization_level = level;
+      const ConformanceOptions options = tight_options(level, 2);
       const CaseResult r = run_conformance_case(dir, options);
       INFO(r.name << " at opt-level " << level << ": " << r.reason);
       CHECK(r.status == CaseStatus::Pass);
@@ -45,10 +41,7 @@ TEST_CASE("conformance: model-zoo op patterns survive minfer's ONNX export",
     const std::filesystem::path copy = out / std::filesystem::path(dir).filename();
     std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
     save_onnx(load_onnx(dir + "/model.onnx"), (copy / "model.onnx").string());
-    ConformanceOptions options;
-    options.rtol = 1e-4;
-    options.atol = 1e-5;
-    options.session.optimization_level = 0;
+    const ConformanceOptions options = tight_options(0);
     const CaseResult r = run_conformance_case(copy.string(), options);
     INFO(r.name << ": " << r.reason);
     CHECK(r.status == CaseStatus::Pass);
