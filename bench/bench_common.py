@@ -17,14 +17,19 @@ def minfer_latency(exe, model, batch, threads, iterations, extra_args=(), env=No
     return json.loads(out)["latency_ms"]["p50"]
 
 
-def ort_latency(path, batch, threads, iterations):
-    """Median ms of ONNX Runtime (CPU, all graph optimizations, `threads` intra-op threads)."""
+def ort_session(path, threads):
+    """ONNX Runtime as the peer: CPU, all graph optimizations, `threads` intra-op threads."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def ort_latency(path, batch, threads, iterations):
+    """Median ms of ONNX Runtime (see ort_session)."""
+    sess = ort_session(path, threads)
     inp = sess.get_inputs()[0]
     size = 32 if "cifar" in os.path.basename(path) else 224
     x = np.random.default_rng(0).standard_normal((batch, 3, size, size), dtype=np.float32)

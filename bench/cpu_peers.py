@@ -29,6 +29,8 @@ import numpy as np
 import onnxruntime as ort
 import openvino as ov
 
+from bench_common import ort_session  # same folder
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CALIB = os.path.join(HERE, "..", "..", "shared", "data", "images", "imagenet")
 
@@ -85,12 +87,7 @@ def input_of(path, batch):
 
 
 def ort_ms(path, batch, threads, iterations):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    sess = ort_session(path, threads)
     name, x = input_of(path, batch)
     return timed(lambda: sess.run(None, {name: x}), iterations)
 

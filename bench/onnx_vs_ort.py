@@ -20,6 +20,8 @@ import time
 import numpy as np
 import onnxruntime as ort
 
+from bench_common import ort_session
+
 
 def ort_median_ms(session, feeds, iterations):
     session.run(None, feeds)
@@ -51,11 +53,7 @@ def main():
     print(f"{'model':<28} {'minfer ms':>10} {'ORT ms':>10} {'ORT/minfer':>10}  "
           f"(threads {args.threads}, onnxruntime {ort.__version__})")
     for path in args.models:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = args.threads
-        so.inter_op_num_threads = 1
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        session = ort_session(path, args.threads)
         rng = np.random.default_rng(0)
         feeds = {i.name: rng.random([d if isinstance(d, int) else 1 for d in i.shape],
                                     dtype=np.float32)
