@@ -2,8 +2,10 @@
 // (half_igemm.cu), with its float32 weights converted to fp16 and packed once at prepare, and
 // the layout changes and pools (half_ops.cu).
 #include <algorithm>
+#include <optional>
 
 #include "backends/cpu/epilogue.h"
+#include "backends/cuda/igemm_tune.h"
 #include "backends/cuda/kernels.h"
 #include "ops/int8/int8_ops.h"
 #include "runtime/half.h"
@@ -42,11 +44,6 @@ class HConvCuda final : public Kernel {
     const int c = int(xs[3]), m = int(g.out_channels);
     const Window2d win = igemm_window(window_2d(g), 2 * c);
     cv_ = half_igemm_conv(c, m, int(xs[0]) * win.oh * win.ow, win);
-    plan_ = igemm_plan(cv_, dc.sm_count);
-    {
-      DeviceGuard guard(dc.device);
-      hconv_prepare(plan_.tile);
-    }
     // Weights [m][ld / 2] in fp16, k = (ky * kw + kx) * C + c as the GEMM reads the input
     // (kw the padded one: the added taps stay zero).
     const Tensor& w = *ctx.inputs[1].constant;
@@ -76,9 +73,40 @@ class HConvCuda final : public Kernel {
     stage_.act = {act.enabled, act.lo, act.hi};
     stage_.residual = ctx.inputs.size() > 3 && ctx.inputs[3].present;
     ctx.packed_inputs = {1, 2};
+    plan_ = choose_plan(ctx);
+    {
+      DeviceGuard guard(dc.device);
+      hconv_prepare(plan_.tile);
+    }
     const size_t bytes = hconv_workspace_bytes(cv_, plan_);
     ctx.workspace_bytes = bytes ? kAlign + bytes : 0;  // run() aligns the start
   }
+
+  // Forced by MINFER_IGEMM_PLAN, else the fastest tile with the heuristic's K split (the
+  // split decides the rounding; the tile does not), timed on this conv's sizes.
+  IgemmPlan choose_plan(const PrepareContext& ctx) const {
+    if (const std::optional<IgemmPlan> forced = forced_igemm_plan()) return *forced;
+    DeviceContext& dc = *ctx.device_context;
+    const IgemmPlan heuristic = igemm_plan(cv_, dc.sm_count);
+    std::vector<IgemmPlan> candidates = {heuristic};
+    for (const IgemmPlan& p : igemm_candidates(cv_, dc.sm_count, heuristic.splits))
+      if (!(p == heuristic)) candidates.push_back(p);
+    IgemmScratchSizes sizes;
+    sizes.x = size_t(ctx.inputs[0].shape.numel()) * 2;
+    sizes.y = size_t(ctx.outputs[0].shape.numel()) * 2;
+    sizes.z = stage_.residual ? sizes.y : 0;
+    sizes.workspace = hconv_workspace_bytes(cv_, heuristic);
+    const std::string key =
+        std::string("fp16/") + (stage_.residual ? "z/" : "/") + igemm_key(cv_);
+    const uint16_t* w = uploaded_->weights.as<uint16_t>();
+    return tuned_igemm_plan(
+        dc, key, candidates, sizes, [](const IgemmPlan& p) { hconv_prepare(p.tile); },
+        [&](const IgemmPlan& p, const IgemmScratch& b, cudaStream_t stream) {
+          hconv_igemm(b.x, w, cv_, stage_, b.z, b.y, p, b.workspace, stream);
+        });
+  }
+
+  std::string variant() const override { return igemm_plan_name(plan_); }
 
   void run(RunContext& ctx) const override {
     DeviceContext& dc = *ctx.device_context;

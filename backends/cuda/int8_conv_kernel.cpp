@@ -17,7 +17,9 @@
 //   are what grouped convs run on, and the oracles the tests hold igemm to.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
+#include "backends/cuda/igemm_tune.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/lt_int8_gemm.h"
 #include "ops/conv_geometry.h"
@@ -80,12 +82,17 @@ class QConvCuda final : public Kernel {
 
   void prepare(PrepareContext& ctx) override;
   void run(RunContext& ctx) const override;
+  // The implicit GEMM's tile and K split, e.g. "128x64" or "32x64/4".
+  std::string variant() const override {
+    return path_ == GemmPath::Igemm ? igemm_plan_name(igemm_plan_) : std::string();
+  }
 
  private:
   void read_dims(const PrepareContext& ctx);
   // Sizes of the GEMM, chunks and workspace; plans cuBLASLt's GEMM when try_lt_.
   void plan_gemm(const PrepareContext& ctx);
   void upload_weights(PrepareContext& ctx, const int8::OutputStage& st);
+  void tune_igemm(const PrepareContext& ctx);
 
   GemmPath path_;
   bool try_lt_;
@@ -218,6 +225,35 @@ void QConvCuda::plan_gemm(const PrepareContext& ctx) {
                      b_alignment, kLtWorkspace);
 }
 
+// The implicit GEMM's plan: forced by MINFER_IGEMM_PLAN, else the fastest candidate timed on
+// this conv's sizes (igemm_tune.h), the heuristic's first. Needs the uploaded weights and the
+// output stage: the timed launches run the whole kernel.
+void QConvCuda::tune_igemm(const PrepareContext& ctx) {
+  if (const std::optional<IgemmPlan> forced = forced_igemm_plan()) {
+    igemm_plan_ = *forced;
+    return;
+  }
+  DeviceContext& dc = *ctx.device_context;
+  std::vector<IgemmPlan> candidates = {igemm_plan_};
+  for (const IgemmPlan& p : igemm_candidates(igemm_, dc.sm_count, 0))
+    if (!(p == igemm_plan_)) candidates.push_back(p);
+  IgemmScratchSizes sizes;
+  sizes.x = size_t(ctx.inputs[0].shape.numel());
+  sizes.y = size_t(ctx.outputs[0].shape.numel()) * (stage_.int8_out ? 1 : 4);
+  sizes.z = residual_ ? size_t(ctx.outputs[0].shape.numel()) : 0;
+  for (const IgemmPlan& p : candidates)
+    sizes.workspace = std::max(sizes.workspace, igemm_workspace_bytes(igemm_, p));
+  const std::string key = std::string("int8/") + (stage_.int8_out ? "i8" : "f32") +
+                          (residual_ ? "+z/" : "/") + igemm_key(igemm_);
+  const int8_t* w = uploaded_->weights.as<int8_t>();
+  igemm_plan_ = tuned_igemm_plan(
+      dc, key, candidates, sizes, [](const IgemmPlan& p) { igemm_prepare(p.tile); },
+      [&](const IgemmPlan& p, const IgemmScratch& b, cudaStream_t stream) {
+        qconv_igemm(static_cast<const int8_t*>(b.x), w, igemm_, stage_,
+                    static_cast<const int8_t*>(b.z), b.y, p, b.workspace, stream);
+      });
+}
+
 void QConvCuda::prepare(PrepareContext& ctx) {
   device_context(ctx);
   plan_gemm(ctx);
@@ -226,10 +262,6 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   const int8::OutputStage st = int8::parse_output_stage(ctx.node, m_, residual_);
   x_zero_point_ = int8_t(int8::x_zero_point(ctx.node));
   igemm_.x_zero_point = x_zero_point_;
-  if (path_ == GemmPath::Igemm) {
-    DeviceGuard guard(ctx.device_context->device);
-    igemm_prepare(igemm_plan_.tile);
-  }
   stage_.int8_out = st.int8_out;
   stage_.relu = st.relu;
   stage_.residual = st.residual;
@@ -245,6 +277,11 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   stage_.y_max = st.y_max;
   upload_weights(ctx, st);
   ctx.packed_inputs = {1, 2};  // weights and bias live in uploaded_
+  if (path_ == GemmPath::Igemm) {
+    tune_igemm(ctx);
+    DeviceGuard guard(ctx.device_context->device);
+    igemm_prepare(igemm_plan_.tile);
+  }
   // kAlign of slack: run() aligns the workspace's start.
   if (path_ == GemmPath::Igemm) {
     const size_t bytes = igemm_workspace_bytes(igemm_, igemm_plan_);

@@ -57,6 +57,19 @@ __device__ __forceinline__ void staged_int8_epilogue(const int32_t (&acc)[MT][NT
   const int warp_m = warp / WN, warp_n = warp % WN, g = lane >> 2, t = lane & 3;
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
   int8_t* tile = reinterpret_cast<int8_t*>(smem);  // [BM][kLd]
+  // This thread's residual vectors, loaded first: their latency hides behind the requantize
+  // into the tile instead of stalling the stores below.
+  constexpr int kVectors = BN / 16, kPerThread = (BM * kVectors + kThreads - 1) / kThreads;
+  uint4 zv[kPerThread];
+  if (st.residual) {
+#pragma unroll
+    for (int r = 0; r < kPerThread; ++r) {
+      const int v = tid + r * kThreads, row = v / kVectors, col = (v % kVectors) * 16;
+      const int p = m0 + row, m = n0 + col;
+      if (v < BM * kVectors && p < cv.rows && m < cv.m)
+        zv[r] = __ldg(reinterpret_cast<const uint4*>(z + static_cast<int64_t>(p) * cv.m + m));
+    }
+  }
   __syncthreads();  // every warp is done reading the pipeline's tiles
 #pragma unroll
   for (int j = 0; j < NT; ++j) {
@@ -84,17 +97,17 @@ __device__ __forceinline__ void staged_int8_epilogue(const int32_t (&acc)[MT][NT
       }
   }
   __syncthreads();
-  constexpr int kVectors = BN / 16;
-  for (int v = tid; v < BM * kVectors; v += kThreads) {
-    const int row = v / kVectors, col = (v % kVectors) * 16;
+#pragma unroll
+  for (int slot = 0; slot < kPerThread; ++slot) {
+    const int v = tid + slot * kThreads, row = v / kVectors, col = (v % kVectors) * 16;
     const int p = m0 + row, m = n0 + col;
-    if (p >= cv.rows || m >= cv.m) continue;  // m + 16 <= cv.m: both are multiples of 16
+    // m + 16 <= cv.m: both are multiples of 16
+    if (v >= BM * kVectors || p >= cv.rows || m >= cv.m) continue;
     uint4 out = *reinterpret_cast<const uint4*>(tile + row * kLd + col);
     const int64_t at = static_cast<int64_t>(p) * cv.m + m;
     if (st.residual) {
-      const uint4 zv = *reinterpret_cast<const uint4*>(z + at);
       uint32_t* o = &out.x;
-      const uint32_t* zw = &zv.x;
+      const uint32_t* zw = &zv[slot].x;
 #pragma unroll
       for (int word = 0; word < 4; ++word) {
         uint32_t r = 0;
@@ -231,8 +244,7 @@ IgemmPlan igemm_plan(const IgemmConv& cv, int sm_count) {
   // loaded byte more, small ones keep a small problem (batch 1) from idling the chip. A
   // 128-channel tile is skipped for 64 channels or fewer, where half of it would be padding;
   // those take 256 rows instead, and only they (256 x 64 reuses less than 128 x 128).
-  for (IgemmTile tile : {IgemmTile::L256x64, IgemmTile::L128x128, IgemmTile::L128x64,
-                         IgemmTile::S64x64, IgemmTile::XS32x64}) {
+  for (IgemmTile tile : kIgemmTiles) {
     int blocks = 0, channels = 0;
     with_tile(tile, [&](auto t) { blocks = t.blocks(cv), channels = t.kChannels; });
     if ((channels == 128 && cv.m <= 64) || (tile == IgemmTile::L256x64 && cv.m > 64)) continue;
@@ -243,6 +255,29 @@ IgemmPlan igemm_plan(const IgemmConv& cv, int sm_count) {
   const int blocks = TileXS::blocks(cv), ktiles = cv.ld / kBK;
   const int splits = std::max(1, std::min(sm_count / std::max(blocks, 1), ktiles / 2));
   return {IgemmTile::XS32x64, splits};
+}
+
+std::vector<IgemmPlan> igemm_candidates(const IgemmConv& cv, int sm_count, int splits) {
+  std::vector<IgemmPlan> plans;
+  const int ktiles = cv.ld / kBK;
+  for (IgemmTile tile : kIgemmTiles) {
+    int blocks = 0;
+    with_tile(tile, [&](auto t) { blocks = t.blocks(cv); });
+    if (splits > 0) {
+      plans.push_back({tile, splits});
+      continue;
+    }
+    plans.push_back({tile, 1});
+    // Too few blocks for the chip: also this tile with K split over more of them.
+    const int s = std::min(sm_count / std::max(blocks, 1), ktiles / 2);
+    if (s > 1) plans.push_back({tile, s});
+    // A last wave of blocks left partly empty: the large tiles with K split in two or three
+    // fill it (at the cost of the int32 partials' traffic), where K is long.
+    if (s <= 1 && (tile == IgemmTile::L128x128 || tile == IgemmTile::L128x64))
+      for (int extra : {2, 3})
+        if (ktiles >= 8 * extra) plans.push_back({tile, extra});
+  }
+  return plans;
 }
 
 size_t igemm_workspace_bytes(const IgemmConv& cv, const IgemmPlan& plan) {

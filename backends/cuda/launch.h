@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace minfer::cuda {
 
@@ -106,11 +107,21 @@ bool igemm_accepts(int c, int k);
 Window2d igemm_window(const Window2d& win, int c_bytes);
 // The output tile of one thread block (rows x channels), and how many blocks split K.
 enum class IgemmTile { L256x64, L128x128, L128x64, S64x64, XS32x64 };
+inline constexpr IgemmTile kIgemmTiles[] = {IgemmTile::L256x64, IgemmTile::L128x128,
+                                            IgemmTile::L128x64, IgemmTile::S64x64,
+                                            IgemmTile::XS32x64};
 struct IgemmPlan {
   IgemmTile tile = IgemmTile::L128x128;
   int splits = 1;
+  bool operator==(const IgemmPlan&) const = default;
 };
+// The heuristic plan: the largest tile that gives every multiprocessor a block, else the
+// smallest with K split (igemm_tune.h times the candidates instead).
 IgemmPlan igemm_plan(const IgemmConv& cv, int sm_count);
+// Every tile once; with splits 0, each tile unsplit and, where it gives the chip too few
+// blocks, with K split too; with splits > 0, each tile with exactly that many splits (for
+// fp16, whose rounding depends on the splits but not on the tile).
+std::vector<IgemmPlan> igemm_candidates(const IgemmConv& cv, int sm_count, int splits);
 const char* igemm_tile_name(IgemmTile tile);
 // Device memory a run needs (split K: the int32 partial sums).
 size_t igemm_workspace_bytes(const IgemmConv& cv, const IgemmPlan& plan);

@@ -3,6 +3,7 @@
 // ResNets in fp16 against fp32: top-1 agreement and the largest logit error, reported.
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "cuda/cuda_test_util.h"
 #include "graph/pass.h"
@@ -90,6 +91,42 @@ TEST_CASE("CUDA HConv on the implicit GEMM matches the fp16 reference", "[cuda][
   }
 }
 
+// The tuner picks the tile by speed, so the tile must not change the result: with the same
+// K split, every tile gives the same bits (and each is close to the reference).
+TEST_CASE("CUDA HConv gives the same bits on every tile of a K split", "[cuda][fp16]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the CUDA fp16 tile test");
+    return;
+  }
+  auto dc = cuda::create_context(0);
+  std::mt19937 rng(19);
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{2, 16, 12, 12}, {32, 16, 3, 3}}, {{4, 64, 14, 14}, {256, 64, 1, 1}},
+      {{1, 256, 7, 7}, {256, 256, 3, 3}}, {{3, 8, 10, 6}, {24, 8, 3, 3}}};
+  for (const auto& [xs, wsh] : cases) {
+    const float ws = 1.f / std::sqrt(float(wsh[1] * wsh[2] * wsh[3]));
+    NodeCase c{"HConv", kMinferDomain, conv_attrs({wsh[2], wsh[3]}, {1, 1}, {1, 1, 1, 1}),
+               {random_half_nhwc(xs, rng), random_tensor(wsh, rng, -ws, ws),
+                random_tensor(Shape{wsh[0]}, rng)},
+               {1, 2}};
+    if (wsh[2] == 1) c.attrs = conv_attrs({1, 1}, {1, 1}, {0, 0, 0, 0});
+    for (int splits : {1, 3}) {
+      std::optional<Tensor> first;
+      for (const char* tile : {"256x64", "128x128", "128x64", "64x64", "32x64"}) {
+        const std::string plan = std::string(tile) + "/" + std::to_string(splits);
+        INFO("x " << xs.to_string() << " w " << wsh.to_string() << " plan " << plan);
+        ScopedEnv force("MINFER_IGEMM_PLAN", plan);
+        CHECK(fp16_difference(c, *dc, "cuda-fp16-igemm") <= 2e-3);
+        const Tensor got = run_cuda_case(c, *dc, "cuda-fp16-igemm");
+        if (!first)
+          first = got;
+        else
+          require_equal(got, *first);
+      }
+    }
+  }
+}
+
 TEST_CASE("CUDA SpaceToDepthNhwc equals the reference", "[cuda][fp16][int8]") {
   if (!cuda::available()) {
     WARN("no GPU: skipping the CUDA SpaceToDepthNhwc test");
@@ -120,9 +157,15 @@ TEST_CASE("CUDA SpaceToDepthNhwc equals the reference", "[cuda][fp16][int8]") {
   const Tensor x32 = random_tensor(Shape{1, 4, 6, 8}, rng);
   require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}, *dc),
                 run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}));
+  // RGB float input: the row-pair loads (float and fp16 out; int8 out above).
+  const Tensor rgb = random_tensor(Shape{3, 3, 8, 12}, rng);
+  require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {rgb}, {}}, *dc),
+                run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {rgb}, {}}));
   a.set("half", int64_t{1});
   require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}, *dc),
                 run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {x32}, {}}));
+  require_equal(run_cuda_case({"SpaceToDepthNhwc", kMinferDomain, a, {rgb}, {}}, *dc),
+                run_reference_case({"SpaceToDepthNhwc", kMinferDomain, a, {rgb}, {}}));
 }
 
 TEST_CASE("CUDA fp16 pools and layout changes match the reference", "[cuda][fp16]") {

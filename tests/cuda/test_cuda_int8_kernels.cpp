@@ -97,6 +97,38 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
   CHECK(runs["cuda-int8-dp4a"] == int(cases.size() * std::size(kQConvVariants)) + 10);
 }
 
+// The tuner (backends/cuda/igemm_tune.h) may pick any plan for a conv: every one must be exact.
+TEST_CASE("CUDA QConv equals the reference on every implicit-GEMM plan", "[cuda][int8]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the CUDA implicit-GEMM plan test");
+    return;
+  }
+  auto dc = cuda::create_context(0);
+  std::vector<QConvShape> cases(std::begin(kQConvShapes), std::end(kQConvShapes));
+  cases.push_back({8, 28, 28, 64, 256, 3, 3, 1, 1, 1, 1});
+  cases.push_back({2, 15, 15, 4, 16, 7, 7, 2, 3, 1, 1});
+  cases.push_back({4, 14, 14, 256, 512, 1, 1, 2, 0, 1, 1});
+  std::mt19937 rng(44);
+  int runs = 0;
+  for (const QConvShape& cc : cases)
+    for (QConvVariant variant : kQConvVariants) {
+      Attributes a;
+      std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
+      NodeCase c{"QConv", kMinferDomain, a, in, {1, 2}};
+      if (variant == QConvVariant::Residual)
+        add_qconv_residual(c.inputs, run_reference_case(c).shape(), rng, c.attrs);
+      if (!cuda_kernel_for(c, *dc, "cuda-int8-igemm")) continue;
+      const Tensor want = run_reference_case(c);
+      for (const std::string& plan : igemm_plan_names(3)) {
+        INFO(cc << " " << qconv_variant_name(variant) << " plan " << plan);
+        ScopedEnv force("MINFER_IGEMM_PLAN", plan);
+        require_equal(run_cuda_case(c, *dc, "cuda-int8-igemm"), want);
+        ++runs;
+      }
+    }
+  CHECK(runs >= 400);
+}
+
 TEST_CASE("CUDA QuantizeLinear, DequantizeLinear and QAdd equal the reference", "[cuda][int8]") {
   if (!cuda::available()) {
     WARN("no GPU: skipping the CUDA Q/DQ test");
