@@ -464,6 +464,14 @@ bool is_shape_like_input(DType dtype, const Shape& shape) {
          shape.numel() <= kShapeLikeMaxElements;
 }
 
+// The caller's GPU buffers that a graph plan's run reads and writes in place: the graph inputs
+// (for the input copies' arena slots) and the outputs (for their device source slots); empty
+// when the arena and its copies are used.
+struct DeviceBinding {
+  std::vector<const void*> inputs, outputs;
+  bool operator==(const DeviceBinding&) const = default;
+};
+
 // What one run needs that must not be shared with a concurrent run.
 struct ExecContext {
   void* arena[2] = {nullptr, nullptr};
@@ -471,6 +479,8 @@ struct ExecContext {
   bool pooled_host_arena = false;       // arena[0] is lent by the plan's host_buffers per run
   BufferPool::Buffer lent;              // what host_buffers lent for the current run
   void* cuda_graph = nullptr;           // captured on this context's first run
+  DeviceBinding graph_binding;          // the caller's buffers cuda_graph reads and writes
+  int rebinds = 0;                      // captures for other buffers (see bind_device_buffers)
   DeviceContext* device_context = nullptr;
   std::vector<Tensor> tensors;          // one per slot: views into the arenas or constants
   std::vector<RunContext> run_contexts;  // one per step, pointing into `tensors`
@@ -625,14 +635,20 @@ void run_step(const Plan& plan, const Step& st, RunContext& rc) {
   }
 }
 
-// Captures every step but the input copies as this context's CUDA graph; false (and the
+// Captures every step but the input copies (and, with the outputs bound to the caller's GPU
+// memory, the copies of the outputs to the host) as this context's CUDA graph; false (and the
 // plan marked, so no later run tries again) when some step cannot be captured.
 bool capture_graph(Plan& plan, ExecContext& ctx) {
   DeviceContext& dc = *plan.device_context;
+  const bool outputs_bound = !ctx.graph_binding.outputs.empty();
   try {
     cuda::begin_capture(dc);
-    for (size_t i = 0; i < plan.steps.size(); ++i)
-      if (!is_input_copy(plan, plan.steps[i])) run_step(plan, plan.steps[i], ctx.run_contexts[i]);
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const Step& st = plan.steps[i];
+      if (is_input_copy(plan, st) || (outputs_bound && st.kind == Step::Kind::CopyToHost))
+        continue;
+      run_step(plan, st, ctx.run_contexts[i]);
+    }
     ctx.cuda_graph = cuda::end_capture(dc);
     return true;
   } catch (...) {  // the step-by-step run that follows reports any real error
@@ -647,6 +663,81 @@ bool capture_graph(Plan& plan, ExecContext& ctx) {
 
 namespace {
 thread_local StepObserver* t_observer = nullptr;  // see ObserveSteps
+
+// A pipeline that keeps its data on the GPU pays no copy: a graph plan's run whose inputs are
+// GPU tensors reads them where they are (the arena slots that the input copies fill become
+// views of the caller's buffers), and run_into's GPU outputs are written where the caller
+// wants them (the outputs' device slots become views of the targets). The context's CUDA graph
+// is captured with those buffers and replayed while the same ones come back, as pipelines
+// reuse theirs; other buffers mean a new capture, and after kMaxRebinds of those the context
+// goes back to the arena and its copies. Buffers must be aligned as the arena's tensors are.
+constexpr int kMaxRebinds = 8;
+
+bool bindable_pointer(const Tensor& t) {
+  return !t.device().is_cpu() && reinterpret_cast<uintptr_t>(t.raw()) % kArenaAlignment == 0;
+}
+
+DeviceBinding wanted_binding(const Plan& plan, const ExecContext& ctx, const RunTargets* targets) {
+  DeviceBinding b;
+  if (ctx.rebinds > kMaxRebinds) return b;
+  for (const Step& st : plan.steps) {
+    if (!is_input_copy(plan, st)) continue;
+    const Tensor& in = ctx.tensors[st.inputs[0]];
+    if (!bindable_pointer(in)) {
+      b.inputs.clear();
+      break;
+    }
+    b.inputs.push_back(in.raw());
+  }
+  if (targets) {
+    std::vector<int> sources;
+    for (size_t o = 0; o < plan.output_slots.size(); ++o) {
+      const int source = plan.output_sources[o];
+      // A source that is not an arena slot of its own (an input, a constant, an output twice)
+      // keeps the copy.
+      if (source < 0 || plan.slots[source].kind != Slot::Kind::Arena ||
+          !bindable_pointer(*targets->outputs[o]) ||
+          std::find(sources.begin(), sources.end(), source) != sources.end()) {
+        b.outputs.clear();
+        break;
+      }
+      sources.push_back(source);
+      b.outputs.push_back(targets->outputs[o]->raw());
+    }
+  }
+  for (const Step& st : plan.steps)  // an input copy's slot that is also an output's source
+    if (!b.inputs.empty() && !b.outputs.empty() && is_input_copy(plan, st))
+      for (int source : plan.output_sources)
+        if (source == st.outputs[0]) b.outputs.clear();
+  return b;
+}
+
+// Points the slot at `data` (the caller's buffer), or back at its place in the device arena.
+void point_slot(const Plan& plan, ExecContext& ctx, int id, const void* data) {
+  const Slot& s = plan.slots[id];
+  void* at = data ? const_cast<void*>(data) : static_cast<char*>(ctx.arena[1]) + s.offset;
+  ctx.tensors[id] = Tensor::view(at, s.dtype, s.shape, s.device);
+}
+
+// Makes the context read and write `b` (dropping a graph captured for other buffers).
+void bind_device_buffers(const Plan& plan, ExecContext& ctx, const DeviceBinding& b) {
+  if (b == ctx.graph_binding) return;
+  if (ctx.cuda_graph) {
+    cuda::destroy_graph(ctx.cuda_graph);
+    ctx.cuda_graph = nullptr;
+    ++ctx.rebinds;
+  }
+  size_t next = 0;
+  for (const Step& st : plan.steps)
+    if (is_input_copy(plan, st))
+      point_slot(plan, ctx, st.outputs[0], b.inputs.empty() ? nullptr : b.inputs[next++]);
+  for (size_t o = 0; o < plan.output_sources.size(); ++o) {
+    const int source = plan.output_sources[o];
+    if (source >= 0 && plan.slots[source].kind == Slot::Kind::Arena)
+      point_slot(plan, ctx, source, b.outputs.empty() ? nullptr : b.outputs[o]);
+  }
+  ctx.graph_binding = b;
+}
 }  // namespace
 
 ObserveSteps::ObserveSteps(StepObserver& observer) : outer_(t_observer) { t_observer = &observer; }
@@ -704,7 +795,10 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
   if (dc) stream_lock = cuda::lock_stream(*dc);
   if (caller_stream) cuda::wait_for_stream(*dc, caller_stream);
   const bool graph = plan.use_cuda_graph && !plan.capture_failed && !observer;
-  if (graph)  // the input copies first: the graph holds the rest
+  // Step by step, the arena and its copies are used (a bound graph plan whose capture failed).
+  bind_device_buffers(plan, *ctx, graph ? wanted_binding(plan, *ctx, targets) : DeviceBinding{});
+  const bool inputs_bound = !ctx->graph_binding.inputs.empty();
+  if (graph && !inputs_bound)  // the input copies first: the graph holds the rest
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (is_input_copy(plan, plan.steps[i]))
         run_step(plan, plan.steps[i], ctx->run_contexts[i]);
@@ -712,13 +806,16 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
   if (graph_ran) {
     cuda::launch_graph(*dc, ctx->cuda_graph);
   } else {
+    const bool copied = graph && !inputs_bound;  // the input copies ran above
+    bind_device_buffers(plan, *ctx, DeviceBinding{});
     for (size_t i = 0; i < plan.steps.size(); ++i)
-      if (!(graph && is_input_copy(plan, plan.steps[i]))) {  // not done above
+      if (!(copied && is_input_copy(plan, plan.steps[i]))) {
         if (observer) observer->before_step(plan, i);
         run_step(plan, plan.steps[i], ctx->run_contexts[i]);
         if (observer) observer->after_step(plan, i);
       }
   }
+  const bool outputs_bound = graph_ran && !ctx->graph_binding.outputs.empty();
   // run_into: outputs computed on the device go from there straight into the caller's memory,
   // in stream order; those made on the host are copied once the run is done.
   bool host_made_outputs = false;
@@ -726,10 +823,13 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
     for (size_t o = 0; o < plan.output_slots.size(); ++o) {
       const int source = plan.output_sources[o];
       const Tensor& to = *targets->outputs[o];  // the caller's memory, given as a view
-      if (source >= 0)
-        cuda::copy_any(*dc, const_cast<void*>(to.raw()), ctx->tensors[source].raw(), to.nbytes());
-      else
+      if (source >= 0) {
+        if (!outputs_bound)  // else the graph wrote it there
+          cuda::copy_any(*dc, const_cast<void*>(to.raw()), ctx->tensors[source].raw(),
+                         to.nbytes());
+      } else {
         host_made_outputs = true;
+      }
     }
   if (caller_stream) cuda::signal_stream(*dc, caller_stream);
   if (stream_lock.owns_lock()) stream_lock.unlock();

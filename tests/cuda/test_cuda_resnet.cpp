@@ -217,6 +217,64 @@ TEST_CASE("A CUDA session runs into GPU memory, in order on the caller's stream"
   }
 }
 
+// A graph plan reads GPU inputs and writes run_into's GPU outputs in place (plan.cpp,
+// bind_device_buffers): each new pair of buffers is a new capture, buffers that are not
+// aligned as the arena's tensors go through the copies, and after enough changes the context
+// keeps the copies. Whichever way, each run gives its own input's logits.
+TEST_CASE("A CUDA graph plan reads and writes the caller's GPU buffers in place",
+          "[cuda][resnet]") {
+  if (!cuda::available()) {
+    WARN("no GPU: skipping the in-place GPU buffer test");
+    return;
+  }
+  std::vector<Tensor> images = cifar_images();
+  const Tensor first = stack_batch(images);
+  std::reverse(images.begin(), images.end());
+  const Tensor second = stack_batch(images);
+  SessionOptions options;
+  options.device = Device::cuda(0);
+  Session s(cifar_resnet20(), options);
+  const std::string in_name = s.input_names()[0], out_name = s.output_names()[0];
+  const Tensor want[2] = {s.run_one(first), s.run_one(second)};
+  REQUIRE_FALSE(relative_difference(want[0], want[1]) == 0.0);
+  auto dc = cuda::create_context(0);
+  const size_t in_bytes = first.nbytes(), out_bytes = want[0].nbytes(), slack = 64;
+  // Each input at the start of a buffer and 16 bytes into another (not arena-aligned); two
+  // outputs, used either way.
+  DeviceMemory in_gpu[2][2] = {{{*dc, in_bytes}, {*dc, in_bytes + slack}},
+                               {{*dc, in_bytes}, {*dc, in_bytes + slack}}};
+  DeviceMemory out_gpu[2] = {{*dc, out_bytes + slack}, {*dc, out_bytes + slack}};
+  for (int i = 0; i < 2; ++i)
+    for (int unaligned = 0; unaligned < 2; ++unaligned)
+      cuda::copy_to_device(*dc, in_gpu[i][unaligned].get() + 16 * unaligned,
+                           (i ? second : first).raw(), in_bytes);
+  cuda::synchronize(*dc);
+  auto gpu = [](char* p, const Tensor& like) {
+    return Tensor::view(p, like.dtype(), like.shape(), Device::cuda(0));
+  };
+  for (int round = 0; round < 24; ++round) {
+    const int which = round % 2;
+    const int unaligned = round % 5 == 4;
+    const size_t out_offset = round % 7 == 6 ? 16 : 0;
+    INFO("round " << round << ", input " << which << (unaligned ? " unaligned" : "")
+                  << ", output +" << out_offset);
+    const Tensor in = gpu(in_gpu[which][unaligned].get() + 16 * unaligned, first);
+    if (round % 6 == 5) {  // GPU input, host outputs
+      require_equal(s.run({{in_name, in}}).at(out_name), want[which]);
+      continue;
+    }
+    char* out = out_gpu[(round / 2) % 2].get() + out_offset;
+    cuda::copy_on_device(*dc, out, in_gpu[1 - which][0].get(), out_bytes);  // clobber
+    cuda::synchronize(*dc);
+    s.run_into({{in_name, in}}, {{out_name, gpu(out, want[0])}});
+    Tensor got(want[0].dtype(), want[0].shape());
+    cuda::copy_to_host(*dc, got.raw(), out, out_bytes);
+    cuda::synchronize(*dc);
+    require_equal(got, want[which]);
+  }
+  CHECK(s.plan_stats({{in_name, first.shape()}}).cuda_graph);
+}
+
 TEST_CASE("A CUDA session out of GPU memory throws OutOfMemory and stays usable", "[cuda][resnet]") {
   if (!cuda::available()) {
     WARN("no GPU: skipping the GPU out-of-memory test");
