@@ -4,6 +4,7 @@
 //    "percentile": 99.99, "samples": 100, "tensors": {"conv1": [-1.5, 2.25], ...}}
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -137,33 +138,50 @@ std::vector<Tensor> load_calibration_samples(const std::vector<std::string>& pat
 
 void add_sample_files(Calibrator& calibrator, const std::vector<std::string>& files,
                       const ImagePreprocess& pre, const CalibrationOptions& options) {
-  // add_all's grouping needs to see the next sample's shape: one sample is read ahead.
+  // add_all's batches: up to options.batch consecutive [1, ...] samples of one shape. Each batch
+  // is filled as its files are read, so that no sample is held twice (alone and stacked); a
+  // sample that does not fit is read ahead and starts the next batch.
   const size_t batch = static_cast<size_t>(std::max(1, options.batch));
-  std::vector<Tensor> group;
-  size_t next = 0, done = 0;
-  Tensor ahead = load_sample(files[next++], pre);
-  auto fits = [&](const Tensor& t) {
-    return t.rank() >= 1 && t.dim(0) == 1 && group[0].dim(0) == 1 &&
-           t.rank() == group[0].rank() && t.dtype() == group[0].dtype() &&
+  auto fits = [](const Tensor& first, const Tensor& t) {
+    return first.rank() >= 1 && first.dim(0) == 1 && t.rank() == first.rank() &&
+           t.dim(0) == 1 && t.dtype() == first.dtype() &&
            std::equal(t.shape().dims().begin() + 1, t.shape().dims().end(),
-                      group[0].shape().dims().begin() + 1);
+                      first.shape().dims().begin() + 1);
   };
-  while (ahead.defined()) {
-    group = {ahead};
+  size_t next = 0;
+  Tensor ahead;
+  while (ahead.defined() || next < files.size()) {
+    Tensor first = ahead.defined() ? std::move(ahead) : load_sample(files[next++], pre);
     ahead = Tensor();
-    while (next < files.size()) {
+    Tensor stacked;  // [n, ...], allocated when a second sample joins
+    size_t n = 1;
+    while (n < batch && next < files.size()) {
       Tensor t = load_sample(files[next++], pre);
-      if (group.size() < batch && fits(t)) {
-        group.push_back(std::move(t));
-      } else {
+      if (!fits(first, t)) {
         ahead = std::move(t);
         break;
       }
+      if (!stacked.defined()) {  // as many rows as the batch can still take
+        Shape shape = first.shape();
+        shape[0] = static_cast<int64_t>(std::min(batch, n + 1 + (files.size() - next)));
+        stacked = Tensor(first.dtype(), shape);
+        std::memcpy(stacked.raw(), first.raw(), first.nbytes());
+      }
+      std::memcpy(static_cast<char*>(stacked.raw()) + n * first.nbytes(), t.raw(), t.nbytes());
+      ++n;
     }
-    calibrator.add_all(group);  // one batch: add_all stacks it as it would have
-    done += group.size();
+    if (stacked.defined() && static_cast<int64_t>(n) < stacked.dim(0)) {
+      // Ended early by a sample of another shape: only the rows filled.
+      Shape shape = stacked.shape();
+      shape[0] = static_cast<int64_t>(n);
+      Tensor filled(stacked.dtype(), shape);
+      std::memcpy(filled.raw(), stacked.raw(), filled.nbytes());
+      stacked = std::move(filled);
+    }
+    calibrator.add(stacked.defined() ? stacked : first);
     if (options.progress)  // (the calibrator's own bar would count one batch at a time)
-      std::fprintf(stderr, "calibrating: %zu/%zu samples\n", done, files.size());
+      std::fprintf(stderr, "calibrating: %zu/%zu samples\n", next - (ahead.defined() ? 1 : 0),
+                   files.size());
   }
 }
 

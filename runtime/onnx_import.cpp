@@ -1,6 +1,8 @@
 // ONNX ModelProto -> minfer::Graph. Import is pure translation: no shape inference, no
 // registry lookups (unknown ops are kept and reported later by the session), except for the
 // few opset-version semantics that op schemas cannot see because they only see the Node.
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
 #include <climits>
 #include <filesystem>
 #include <set>
@@ -22,7 +24,8 @@ std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? "" 
 
 class Importer {
  public:
-  Importer(const onnx::ModelProto& model, std::string base_dir, std::string source)
+  // `model` is emptied of its initializers' data as they become tensors (see run()).
+  Importer(onnx::ModelProto& model, std::string base_dir, std::string source)
       : model_(model), base_dir_(std::move(base_dir)), src_(std::move(source)) {}
 
   Graph run() {
@@ -33,10 +36,13 @@ class Importer {
     read_opsets();
     check(gp.sparse_initializer_size() == 0, ErrorCode::Unsupported,
           src_ + ": sparse initializers are not supported");
-    for (const auto& init : gp.initializer()) {
+    for (auto& init : *model_.mutable_graph()->mutable_initializer()) {
       std::string what = src_ + ": initializer '" + init.name() + "'";
       check(!init.name().empty(), ErrorCode::InvalidModel, src_ + ": an initializer has no name");
       g_.add_constant(init.name(), detail::tensor_from_proto(init, base_dir_, what));
+      // Its bytes now live in the tensor: freed at once, the weights are held once, not twice
+      // (Clear() would keep the string's capacity).
+      onnx::TensorProto().Swap(&init);
     }
     for (const auto& in : gp.input()) read_input(in);
     for (const auto& n : gp.node()) {
@@ -380,7 +386,7 @@ class Importer {
     }
   }
 
-  const onnx::ModelProto& model_;
+  onnx::ModelProto& model_;
   std::string base_dir_, src_;
   Graph g_;
   int64_t opset_ = 0;
@@ -390,17 +396,10 @@ class Importer {
 
 }  // namespace
 
-Graph parse_onnx(const std::string& bytes, const std::string& base_dir,
-                 const std::string& source_name) {
-  onnx::ModelProto model;
-  check(bytes.size() <= static_cast<size_t>(INT_MAX), ErrorCode::Unsupported,
-        source_name +
-            ": a protobuf cannot exceed 2 GiB; keep the weights of such models in "
-            "external data files");
-  check(model.ParseFromString(bytes), ErrorCode::InvalidModel,
-        source_name +
-            ": not a valid ONNX model (the protobuf cannot be parsed: truncated or "
-            "not an ONNX file)");
+namespace {
+
+Graph import_model(onnx::ModelProto& model, const std::string& base_dir,
+                   const std::string& source_name) {
   try {
     return Importer(model, base_dir, source_name).run();
   } catch (const Error& e) {
@@ -411,9 +410,42 @@ Graph parse_onnx(const std::string& bytes, const std::string& base_dir,
   }
 }
 
+void check_protobuf_size(uint64_t bytes, const std::string& source_name) {
+  check(bytes <= static_cast<uint64_t>(INT_MAX), ErrorCode::Unsupported,
+        source_name +
+            ": a protobuf cannot exceed 2 GiB; keep the weights of such models in "
+            "external data files");
+}
+
+void check_parsed(bool ok, const std::string& source_name) {
+  check(ok, ErrorCode::InvalidModel,
+        source_name +
+            ": not a valid ONNX model (the protobuf cannot be parsed: truncated or "
+            "not an ONNX file)");
+}
+
+}  // namespace
+
+Graph parse_onnx(const std::string& bytes, const std::string& base_dir,
+                 const std::string& source_name) {
+  check_protobuf_size(bytes.size(), source_name);
+  onnx::ModelProto model;
+  check_parsed(model.ParseFromString(bytes), source_name);
+  return import_model(model, base_dir, source_name);
+}
+
 Graph load_onnx(const std::string& path) {
-  std::string bytes = detail::read_file(path, "ONNX model");
-  return parse_onnx(bytes, std::filesystem::path(path).parent_path().string(), path);
+  // Parsed from the stream, not from the whole file read into memory first: the weights are
+  // then never held three times (file, protobuf, tensors) but at most once and a tensor.
+  std::ifstream in = detail::open_for_reading(path, "ONNX model");
+  check_protobuf_size(detail::stream_size(in), path);
+  onnx::ModelProto model;
+  {
+    google::protobuf::io::IstreamInputStream stream(&in);
+    check_parsed(model.ParseFromZeroCopyStream(&stream), path);
+  }
+  check(!in.bad(), ErrorCode::InvalidArgument, "cannot read ONNX model '" + path + "'");
+  return import_model(model, std::filesystem::path(path).parent_path().string(), path);
 }
 
 }  // namespace minfer

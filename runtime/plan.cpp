@@ -275,6 +275,7 @@ class PlanBuilder : public SharedConstants {
       step.kernel = def->create();
       step.kernel_name = def->name.empty() ? "kernel" : def->name;
       step.graph_capturable = def->graph_capturable && !device.is_cpu();
+      step.in_place = def->in_place && plan_->observe_outputs;
     } else {
       step.kernel = make_reference_kernel(schema);
       step.kernel_name = "reference";
@@ -396,6 +397,34 @@ class PlanBuilder : public SharedConstants {
     plan_->stats.cuda_graph = plan_->use_cuda_graph;
   }
 
+  // The slot whose buffer each slot uses: its own, or for the output of an in-place step, that
+  // of an input of its shape and dtype read last there. `last` of that buffer's first slot
+  // grows to cover the slots sharing it. (A calibration run then holds two of ResNet-50's
+  // largest activations at a residual Add instead of three.)
+  std::vector<int> share_in_place(const std::vector<int>& first, std::vector<int>& last) const {
+    std::vector<int> buffer_of(plan_->slots.size());
+    for (size_t id = 0; id < buffer_of.size(); ++id) buffer_of[id] = static_cast<int>(id);
+    for (int i = 0; i < static_cast<int>(plan_->steps.size()); ++i) {
+      const Step& st = plan_->steps[i];
+      if (!st.in_place || st.outputs.size() != 1) continue;
+      const int out = st.outputs[0];
+      const Slot& o = plan_->slots[out];
+      if (o.kind != Slot::Kind::Arena || first[out] != i) continue;
+      for (int in : st.inputs) {
+        if (in < 0 || last[in] != i) continue;
+        const Slot& s = plan_->slots[in];
+        if (s.kind != Slot::Kind::Arena || s.device != o.device || s.dtype != o.dtype ||
+            s.shape.dims() != o.shape.dims())
+          continue;
+        const int buffer = buffer_of[in];
+        buffer_of[out] = buffer;
+        last[buffer] = std::max(last[buffer], last[out]);
+        break;
+      }
+    }
+    return buffer_of;
+  }
+
   void assign_memory() {
     const int n_steps = static_cast<int>(plan_->steps.size());
     // Lifetime of every arena slot: from its producing step to its last reader. Graph
@@ -414,12 +443,15 @@ class PlanBuilder : public SharedConstants {
     } else {
       for (int id : plan_->output_slots) last[id] = n_steps;
     }
+    const std::vector<int> buffer_of = share_in_place(first, last);
     for (int dev = 0; dev < 2; ++dev) {
       std::vector<BufferRequest> requests;
       std::vector<std::pair<int, bool>> owners;  // (slot or step id, is_workspace)
       for (size_t id = 0; id < plan_->slots.size(); ++id) {
         const Slot& s = plan_->slots[id];
-        if (s.kind != Slot::Kind::Arena || device_slot(s.device) != dev || first[id] < 0) continue;
+        if (s.kind != Slot::Kind::Arena || device_slot(s.device) != dev || first[id] < 0 ||
+            buffer_of[id] != static_cast<int>(id))
+          continue;
         requests.push_back({static_cast<size_t>(s.shape.numel()) * dtype_size(s.dtype), first[id],
                             last[id]});
         owners.push_back({static_cast<int>(id), false});
@@ -437,6 +469,9 @@ class PlanBuilder : public SharedConstants {
         else
           plan_->slots[owners[r].first].offset = mp.offsets[r];
       }
+      for (size_t id = 0; id < plan_->slots.size(); ++id)  // outputs written in place
+        if (buffer_of[id] != static_cast<int>(id) && device_slot(plan_->slots[id].device) == dev)
+          plan_->slots[id].offset = plan_->slots[buffer_of[id]].offset;
       plan_->arena_bytes[dev] = mp.arena_bytes;
       plan_->stats.arena_bytes += mp.arena_bytes;
       plan_->stats.naive_bytes += mp.naive_bytes;

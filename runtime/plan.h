@@ -40,6 +40,7 @@ struct Step {
   std::unique_ptr<Kernel> kernel;      // Kind::Kernel
   std::string kernel_name;             // for logs and inspect
   bool graph_capturable = false;       // KernelDef::graph_capturable
+  bool in_place = false;               // KernelDef::in_place, taken (observing plans only)
   Device device;
   std::vector<int> inputs;             // slot ids, -1 for absent optional inputs
   std::vector<int> outputs;            // slot ids

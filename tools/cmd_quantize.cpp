@@ -32,6 +32,7 @@ ArgParser make_parser() {
   p.repeated("--calib", "DIR|FILES",
              "calibration samples: a folder of images/.npy/.pb, files, or 'random'");
   p.option("--calib-count", "N", "use at most N calibration samples (default 100)");
+  add_calib_batch_option(p);
   p.option("--method", "M", "minmax, percentile (default), entropy or mse");
   p.option("--percentile", "P", "for --method percentile (default 99.99)");
   p.option("--table", "F",
@@ -208,7 +209,8 @@ int cmd_quantize(const Argv& argv) {
         "'" + m.spec + "' is already quantized");
   const std::vector<std::string> specs = args.get_all("--calib");
   const CalibrationTable table =
-      calibration_table(m, specs, count, method, percentile, args.get("--table"), threads);
+      calibration_table(m, specs, count, method, percentile, args.get("--table"), threads,
+                        calibration_batch(args));
 
   QuantizeOptions qo;
   qo.exclude_nodes = split_list(args.get_all("--exclude"));

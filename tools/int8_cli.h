@@ -10,8 +10,9 @@
 
 namespace minfer::cli {
 
-// --calib --calib-count --calib-method --calib-table (for --precision int8).
+// --calib --calib-count --calib-batch --calib-method --calib-table (for --precision int8).
 void add_int8_options(ArgParser& p);
+void add_calib_batch_option(ArgParser& p);  // --calib-batch alone (for `quantize`)
 
 // True when the graph already holds QuantizeLinear/DequantizeLinear or int8 ops.
 
@@ -22,9 +23,13 @@ std::vector<Tensor> calibration_samples(const LoadedModel& m, const std::vector<
 
 // The calibration table: loaded from `table_path` when it exists and there are no `specs`;
 // otherwise calibrated on the samples (progress on stderr) and, with a `table_path`, saved.
+// `batch` samples go through each fp32 run (CalibrationOptions::batch).
 CalibrationTable calibration_table(const LoadedModel& m, const std::vector<std::string>& specs,
                                    int count, CalibrationMethod method, float percentile,
-                                   const std::string& table_path, int threads);
+                                   const std::string& table_path, int threads, int batch);
+
+// --calib-batch: samples per calibration run (default CalibrationOptions::batch).
+int calibration_batch(const Args& args);
 
 // For --precision int8: quantizes m.graph (a QDQ graph the Session folds into int8 kernels)
 // from --calib / --calib-table, unless the model is already quantized. UsageError when int8

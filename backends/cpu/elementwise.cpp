@@ -185,16 +185,26 @@ KernelDef def(const char* op, const char* name, std::function<bool(const Prepare
           }};
 }
 
+// Relu and the binary ops read element i (of a same-shaped operand) before writing it.
+KernelDef in_place(KernelDef d) {
+  d.in_place = true;
+  return d;
+}
+
 }  // namespace
 
 void register_elementwise_kernels(OpRegistry& r) {
-  r.register_kernel(def<ReluKernel>("Relu", "cpu-relu", supports_unary));
+  r.register_kernel(in_place(def<ReluKernel>("Relu", "cpu-relu", supports_unary)));
   r.register_kernel(def<SigmoidKernel>("Sigmoid", "cpu-sigmoid", supports_unary));
   r.register_kernel(def<ClipKernel>("Clip", "cpu-clip", supports_clip));
-  r.register_kernel(def<BinaryKernel<BinaryOp::Add>>("Add", "cpu-add", supports_binary));
-  r.register_kernel(def<BinaryKernel<BinaryOp::Sub>>("Sub", "cpu-sub", supports_binary));
-  r.register_kernel(def<BinaryKernel<BinaryOp::Mul>>("Mul", "cpu-mul", supports_binary));
-  r.register_kernel(def<BinaryKernel<BinaryOp::Div>>("Div", "cpu-div", supports_binary));
+  r.register_kernel(
+      in_place(def<BinaryKernel<BinaryOp::Add>>("Add", "cpu-add", supports_binary)));
+  r.register_kernel(
+      in_place(def<BinaryKernel<BinaryOp::Sub>>("Sub", "cpu-sub", supports_binary)));
+  r.register_kernel(
+      in_place(def<BinaryKernel<BinaryOp::Mul>>("Mul", "cpu-mul", supports_binary)));
+  r.register_kernel(
+      in_place(def<BinaryKernel<BinaryOp::Div>>("Div", "cpu-div", supports_binary)));
 }
 
 }  // namespace minfer::cpu

@@ -27,6 +27,10 @@ struct KernelDef {
   // GPU, no host data read at run time): the session may capture it into a CUDA graph and
   // replay it. Plans with a kernel that is not run every step eagerly.
   bool graph_capturable = false;
+  // An element-wise kernel that reads each element of its inputs before writing that element
+  // of its output: the output may take the buffer of an input of the same shape and dtype
+  // that nothing reads afterwards (the planner does so where memory matters, in calibration).
+  bool in_place = false;
 };
 
 class OpRegistry {
