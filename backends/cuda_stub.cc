@@ -1,10 +1,13 @@
 // Built when MINFER_WITH_CUDA is OFF: the CUDA backend is absent, and asking for it says so.
 #include "backends/cuda_api.h"
 #include "minfer/registry.h"
+#include "runtime/device_backend.h"
 
 namespace minfer {
 
 void register_cuda_kernels(OpRegistry&) {}
+
+std::unique_ptr<DeviceBackend> make_cuda_device_backend() { return nullptr; }
 
 namespace cuda {
 bool available() { return false; }
