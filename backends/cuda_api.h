@@ -1,7 +1,6 @@
-// The CUDA backend's own C++ API. Implemented in backends/cuda/ when MINFER_WITH_CUDA, else by
-// backends/cuda_stub.cc, which reports that CUDA is not built in. The runtime does not use it:
-// it reaches the backend through runtime/device_backend.h, whose CUDA implementation
-// (backends/cuda/cuda_device_backend.cpp) forwards to these functions.
+// The CUDA backend's own C++ API, implemented in backends/cuda/ (CUDA builds only). The runtime
+// does not use it: it reaches the backend through runtime/device_backend.h, whose CUDA
+// implementation (backends/cuda/cuda_device_backend.cpp) forwards to these functions.
 #pragma once
 
 #include <cstddef>
