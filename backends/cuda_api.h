@@ -1,5 +1,6 @@
-// The runtime's view of the CUDA backend. Implemented in backends/cuda/ when MINFER_WITH_CUDA,
-// else by backends/cuda_stub.cc, which reports that CUDA is not built in.
+// The CUDA backend's own C++ API, implemented in backends/cuda/ (CUDA builds only). The runtime
+// does not use it: it reaches the backend through runtime/device_backend.h, whose CUDA
+// implementation (backends/cuda/cuda_device_backend.cpp) forwards to these functions.
 #pragma once
 
 #include <cstddef>
@@ -38,24 +39,6 @@ void* stream_of(DeviceContext& ctx);  // the context's cudaStream_t
 void signal_stream(DeviceContext& ctx, void* stream);
 // Free memory of the context's device now (cudaMemGetInfo): the default budget of a plan.
 size_t device_free_memory(DeviceContext& ctx);
-
-// Counts the device memory that device_alloc hands out on the calling thread while the tally
-// lives (tallies nest: an inner one's bytes count in the outer one too). The planner keeps one
-// while it builds a plan, so that a plan knows what its weights and constants cost on the GPU.
-class DeviceAllocationTally {
- public:
-  DeviceAllocationTally();
-  ~DeviceAllocationTally();
-  DeviceAllocationTally(const DeviceAllocationTally&) = delete;
-  DeviceAllocationTally& operator=(const DeviceAllocationTally&) = delete;
-  size_t bytes() const { return bytes_; }
-
- private:
-  friend void count_device_allocation(size_t bytes);
-  DeviceAllocationTally* outer_;
-  size_t bytes_ = 0;
-};
-void count_device_allocation(size_t bytes);  // called by device_alloc
 
 // Page-locked host memory: the GPU copies to and from it asynchronously, and inside CUDA
 // graphs. Throws Error(OutOfMemory); pinned_free never throws.

@@ -6,8 +6,9 @@
 #include <map>
 #include <new>
 
-#include "backends/cuda_api.h"
 #include "minfer/registry.h"
+#include "runtime/device_allocation_tally.h"
+#include "runtime/device_backend.h"
 #include "runtime/memory_planner.h"
 
 namespace minfer {
@@ -37,7 +38,12 @@ class PlanBuilder : public SharedConstants {
  public:
   PlanBuilder(const Graph& g, const SessionOptions& options, int threads, DeviceContext* dctx,
               const PlanEnvironment& env)
-      : g_(g), options_(options), threads_(threads), dctx_(dctx), env_(env) {}
+      : g_(g),
+        options_(options),
+        threads_(threads),
+        dctx_(dctx),
+        backend_(dctx ? &device_backend(options.device) : nullptr),
+        env_(env) {}
 
   // SharedConstants, for the kernels' prepare: the session's store, within the memory limit.
   std::shared_ptr<const void> find_or_make(
@@ -50,6 +56,7 @@ class PlanBuilder : public SharedConstants {
                               const std::vector<const Tensor*>& input_values) {
     plan_ = std::make_unique<Plan>();
     plan_->device_context = dctx_;
+    plan_->backend = backend_;
     plan_->host_buffers = env_.host_buffers;
     plan_->observe_outputs = env_.observe_outputs && !dctx_;
     what_ = "graph '" + g_.name + "' with input shapes";
@@ -107,7 +114,7 @@ class PlanBuilder : public SharedConstants {
 
   size_t limit_for(const Device& device) const {
     if (device.is_cpu()) return env_.host_limit;
-    return env_.device_limit ? env_.device_limit : cuda::device_free_memory(*dctx_);
+    return env_.device_limit ? env_.device_limit : backend_->device_free_memory(*dctx_);
   }
 
   // One tensor alone larger than the limit is refused before its kernel is prepared (a kernel
@@ -341,12 +348,12 @@ class PlanBuilder : public SharedConstants {
     const Tensor& t = *copy.constant;
     copy.device = options_.device;
     DeviceContext* dc = dctx_;
+    DeviceBackend* backend = backend_;
     auto upload = [&]() -> std::shared_ptr<const void> {
-      void* p = cuda::device_alloc(*dc, std::max<size_t>(t.nbytes(), 1));
-      std::shared_ptr<const void> buffer(p, [dc](const void* q) {
-        cuda::device_free(*dc, const_cast<void*>(q));
-      });
-      if (t.nbytes()) cuda::copy_to_device(*dc, p, t.raw(), t.nbytes());
+      void* p = backend->device_alloc(*dc, std::max<size_t>(t.nbytes(), 1));
+      std::shared_ptr<const void> buffer(
+          p, [dc, backend](const void* q) { backend->device_free(*dc, const_cast<void*>(q)); });
+      if (t.nbytes()) backend->copy_to_device(*dc, p, t.raw(), t.nbytes());
       return buffer;
     };
     // Graph constants are uploaded once per session; values folded in this plan, per plan.
@@ -483,6 +490,7 @@ class PlanBuilder : public SharedConstants {
   const SessionOptions& options_;
   int threads_;
   DeviceContext* dctx_;
+  DeviceBackend* backend_;  // dctx_'s
   const PlanEnvironment& env_;
   std::string what_;          // "graph 'g' with input shapes [1,3,224,224]", for errors
   MemoryNeeds largest_[2];    // per device: the largest tensor so far
@@ -517,16 +525,17 @@ struct ExecContext {
   DeviceBinding graph_binding;          // the caller's buffers cuda_graph reads and writes
   int rebinds = 0;                      // captures for other buffers (see bind_device_buffers)
   DeviceContext* device_context = nullptr;
+  DeviceBackend* backend = nullptr;     // device_context's
   std::vector<Tensor> tensors;          // one per slot: views into the arenas or constants
   std::vector<RunContext> run_contexts;  // one per step, pointing into `tensors`
 
   ~ExecContext() {
-    cuda::destroy_graph(cuda_graph);
+    if (cuda_graph) backend->destroy_graph(cuda_graph);
     if (pinned_host_arena)
-      cuda::pinned_free(*device_context, arena[0]);
+      backend->pinned_free(*device_context, arena[0]);
     else if (!pooled_host_arena && arena[0])
       ::operator delete(arena[0], std::align_val_t(kArenaAlignment));
-    if (arena[1] && device_context) cuda::device_free(*device_context, arena[1]);
+    if (arena[1] && device_context) backend->device_free(*device_context, arena[1]);
   }
 
   size_t owned_bytes(const Plan& plan) const {
@@ -553,11 +562,12 @@ void bind_host_arena(const Plan& plan, ExecContext& ctx, void* base) {
 std::unique_ptr<ExecContext> make_context(Plan& plan) {
   auto ctx = std::make_unique<ExecContext>();
   ctx->device_context = plan.device_context;
+  ctx->backend = plan.backend;
   size_t cpu_bytes = std::max<size_t>(plan.arena_bytes[0], kArenaAlignment);
   if (plan.use_cuda_graph) {
     // The graph copies the outputs into the host arena: it must be page-locked for that, and
     // stay at the address the graph was captured with.
-    ctx->arena[0] = cuda::pinned_alloc(*plan.device_context, cpu_bytes);
+    ctx->arena[0] = plan.backend->pinned_alloc(*plan.device_context, cpu_bytes);
     ctx->pinned_host_arena = true;
   } else if (plan.host_buffers) {
     ctx->pooled_host_arena = true;  // bound to a lent buffer per run
@@ -570,7 +580,7 @@ std::unique_ptr<ExecContext> make_context(Plan& plan) {
     }
   }
   if (plan.arena_bytes[1])
-    ctx->arena[1] = cuda::device_alloc(*plan.device_context, plan.arena_bytes[1]);
+    ctx->arena[1] = plan.backend->device_alloc(*plan.device_context, plan.arena_bytes[1]);
   ctx->tensors.resize(plan.slots.size());
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const Slot& s = plan.slots[i];
@@ -638,7 +648,7 @@ std::unique_ptr<Plan> build_plan(const Graph& g, const std::vector<Shape>& input
                                  const std::vector<const Tensor*>& input_values,
                                  const SessionOptions& options, int threads,
                                  DeviceContext* device_context, const PlanEnvironment& env) {
-  cuda::DeviceAllocationTally tally;  // what kernels upload outside the shared constants
+  DeviceAllocationTally tally;  // what kernels upload outside the shared constants
   std::unique_ptr<Plan> plan =
       PlanBuilder(g, options, threads, device_context, env).build(input_shapes, input_values);
   // The session's shared weights on the device (this plan's and its siblings'), what this
@@ -657,15 +667,15 @@ void run_step(const Plan& plan, const Step& st, RunContext& rc) {
     case Step::Kind::CopyToDevice:
       // A graph input given as a device tensor is copied on the device.
       if (rc.inputs[0]->device().is_cpu())
-        cuda::copy_to_device(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
-                             rc.inputs[0]->nbytes());
+        plan.backend->copy_to_device(*plan.device_context, rc.outputs[0]->raw(),
+                                     rc.inputs[0]->raw(), rc.inputs[0]->nbytes());
       else
-        cuda::copy_on_device(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
-                             rc.inputs[0]->nbytes());
+        plan.backend->copy_on_device(*plan.device_context, rc.outputs[0]->raw(),
+                                     rc.inputs[0]->raw(), rc.inputs[0]->nbytes());
       break;
     case Step::Kind::CopyToHost:
-      cuda::copy_to_host(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
-                         rc.inputs[0]->nbytes());
+      plan.backend->copy_to_host(*plan.device_context, rc.outputs[0]->raw(), rc.inputs[0]->raw(),
+                                 rc.inputs[0]->nbytes());
       break;
   }
 }
@@ -677,17 +687,17 @@ bool capture_graph(Plan& plan, ExecContext& ctx) {
   DeviceContext& dc = *plan.device_context;
   const bool outputs_bound = !ctx.graph_binding.outputs.empty();
   try {
-    cuda::begin_capture(dc);
+    plan.backend->begin_capture(dc);
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const Step& st = plan.steps[i];
       if (is_input_copy(plan, st) || (outputs_bound && st.kind == Step::Kind::CopyToHost))
         continue;
       run_step(plan, st, ctx.run_contexts[i]);
     }
-    ctx.cuda_graph = cuda::end_capture(dc);
+    ctx.cuda_graph = plan.backend->end_capture(dc);
     return true;
   } catch (...) {  // the step-by-step run that follows reports any real error
-    cuda::abort_capture(dc);
+    plan.backend->abort_capture(dc);
     plan.capture_failed = true;
     plan.stats.cuda_graph = false;
     return false;
@@ -758,7 +768,7 @@ void point_slot(const Plan& plan, ExecContext& ctx, int id, const void* data) {
 void bind_device_buffers(const Plan& plan, ExecContext& ctx, const DeviceBinding& b) {
   if (b == ctx.graph_binding) return;
   if (ctx.cuda_graph) {
-    cuda::destroy_graph(ctx.cuda_graph);
+    ctx.backend->destroy_graph(ctx.cuda_graph);
     ctx.cuda_graph = nullptr;
     ++ctx.rebinds;
   }
@@ -825,10 +835,11 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
   }
 
   DeviceContext* const dc = plan.device_context;
+  DeviceBackend* const backend = plan.backend;
   void* const caller_stream = targets && dc ? targets->cuda_stream : nullptr;
   std::unique_lock<std::mutex> stream_lock;
-  if (dc) stream_lock = cuda::lock_stream(*dc);
-  if (caller_stream) cuda::wait_for_stream(*dc, caller_stream);
+  if (dc) stream_lock = backend->lock_stream(*dc);
+  if (caller_stream) backend->wait_for_stream(*dc, caller_stream);
   const bool graph = plan.use_cuda_graph && !plan.capture_failed && !observer;
   // Step by step, the arena and its copies are used (a bound graph plan whose capture failed).
   bind_device_buffers(plan, *ctx, graph ? wanted_binding(plan, *ctx, targets) : DeviceBinding{});
@@ -839,7 +850,7 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
         run_step(plan, plan.steps[i], ctx->run_contexts[i]);
   const bool graph_ran = graph && (ctx->cuda_graph || capture_graph(plan, *ctx));
   if (graph_ran) {
-    cuda::launch_graph(*dc, ctx->cuda_graph);
+    backend->launch_graph(*dc, ctx->cuda_graph);
   } else {
     const bool copied = graph && !inputs_bound;  // the input copies ran above
     bind_device_buffers(plan, *ctx, DeviceBinding{});
@@ -860,19 +871,19 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
       const Tensor& to = *targets->outputs[o];  // the caller's memory, given as a view
       if (source >= 0) {
         if (!outputs_bound)  // else the graph wrote it there
-          cuda::copy_any(*dc, const_cast<void*>(to.raw()), ctx->tensors[source].raw(),
-                         to.nbytes());
+          backend->copy_any(*dc, const_cast<void*>(to.raw()), ctx->tensors[source].raw(),
+                            to.nbytes());
       } else {
         host_made_outputs = true;
       }
     }
-  if (caller_stream) cuda::signal_stream(*dc, caller_stream);
+  if (caller_stream) backend->signal_stream(*dc, caller_stream);
   if (stream_lock.owns_lock()) stream_lock.unlock();
   // On a caller's stream, an all-GPU run returns once queued: the stream orders what follows.
   // (A later run of the session goes on the session's stream after it, so the context's
   // buffers may be lent again now.)
   if (caller_stream && graph_ran && !host_made_outputs) return {};
-  if (dc) cuda::synchronize(*dc);
+  if (dc) backend->synchronize(*dc);
   if (targets) {
     for (size_t o = 0; o < plan.output_slots.size(); ++o) {
       if (plan.output_sources[o] >= 0) continue;
@@ -882,8 +893,8 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
       if (to.device().is_cpu()) {
         std::memcpy(dst, from.raw(), from.nbytes());
       } else {
-        cuda::copy_to_device(*dc, dst, from.raw(), from.nbytes());
-        cuda::synchronize(*dc);
+        backend->copy_to_device(*dc, dst, from.raw(), from.nbytes());
+        backend->synchronize(*dc);
       }
     }
     return {};

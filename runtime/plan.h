@@ -48,6 +48,7 @@ struct Step {
 };
 
 struct ExecContext;
+class DeviceBackend;
 
 struct Plan {
   std::vector<Slot> slots;
@@ -60,6 +61,7 @@ struct Plan {
   size_t arena_bytes[2] = {0, 0};               // [cpu, cuda]
   PlanStats stats;
   DeviceContext* device_context = nullptr;
+  DeviceBackend* backend = nullptr;  // the device_context's (runtime/device_backend.h)
   // Constants uploaded to the device, shared with the session's other plans.
   std::vector<std::shared_ptr<const void>> uploads;
   // The session's pool of host arenas (null: each execution context allocates its own).

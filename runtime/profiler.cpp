@@ -3,9 +3,9 @@
 #include <chrono>
 
 #include "minfer/profile.h"
+#include "runtime/device_backend.h"
 #include "runtime/plan.h"
 #include "runtime/profiler_cost.h"
-#include "runtime/profiler_device.h"
 
 namespace minfer {
 
@@ -36,21 +36,22 @@ bool on_gpu(const Step& st) { return st.kind != Step::Kind::Kernel || !st.device
 class StepTimer : public StepObserver {
  public:
   ~StepTimer() override {
-    for (void* e : events_) profiler::event_destroy(e);
+    for (void* e : events_)
+      if (e) backend_->event_destroy(e);
   }
 
   void before_step(const Plan& plan, size_t i) override {
     if (!plan_) start(plan);
     check(plan_ == &plan, ErrorCode::Internal, "profiler: the plan changed between runs");
     if (on_gpu(plan.steps[i]))
-      profiler::event_record(events_[2 * i], *plan.device_context);
+      backend_->event_record(events_[2 * i], *plan.device_context);
     else
       cpu_start_ = now_ms();
   }
 
   void after_step(const Plan& plan, size_t i) override {
     if (on_gpu(plan.steps[i])) {
-      profiler::event_record(events_[2 * i + 1], *plan.device_context);
+      backend_->event_record(events_[2 * i + 1], *plan.device_context);
       recorded_[i] = true;
     } else {
       samples_[i].push_back(now_ms() - cpu_start_);
@@ -61,7 +62,7 @@ class StepTimer : public StepObserver {
   void end_run() {
     for (size_t i = 0; i < recorded_.size(); ++i)
       if (recorded_[i])
-        samples_[i].push_back(profiler::event_elapsed_ms(events_[2 * i], events_[2 * i + 1]));
+        samples_[i].push_back(backend_->event_elapsed_ms(events_[2 * i], events_[2 * i + 1]));
     std::fill(recorded_.begin(), recorded_.end(), false);
   }
 
@@ -76,17 +77,19 @@ class StepTimer : public StepObserver {
  private:
   void start(const Plan& plan) {
     plan_ = &plan;
+    backend_ = plan.backend;  // null for a CPU plan, whose steps are all timed by the clock
     samples_.assign(plan.steps.size(), {});
     recorded_.assign(plan.steps.size(), false);
     events_.assign(2 * plan.steps.size(), nullptr);
     for (size_t i = 0; i < plan.steps.size(); ++i)
       if (on_gpu(plan.steps[i])) {
-        events_[2 * i] = profiler::event_create();
-        events_[2 * i + 1] = profiler::event_create();
+        events_[2 * i] = backend_->event_create();
+        events_[2 * i + 1] = backend_->event_create();
       }
   }
 
   const Plan* plan_ = nullptr;
+  DeviceBackend* backend_ = nullptr;
   std::vector<std::vector<double>> samples_;  // per step, one time per run
   std::vector<bool> recorded_;
   std::vector<void*> events_;

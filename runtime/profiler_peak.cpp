@@ -1,6 +1,6 @@
 // The machine's roofline for the profiler, measured once per process by micro-benchmarks:
 // CPU arithmetic by independent FMA chains in registers on every thread, CPU bandwidth by a
-// STREAM-style triad over arrays far larger than the caches. (GPU: profiler_device.cpp.)
+// STREAM-style triad over arrays far larger than the caches. (A GPU's: its DeviceBackend.)
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "minfer/profile.h"
-#include "runtime/profiler_device.h"
+#include "runtime/device_backend.h"
 
 #if defined(__AVX__) && defined(__FMA__)
 #include <immintrin.h>
@@ -111,8 +111,8 @@ MachinePeak measure_peak(const Device& device, int threads) {
   const auto key = std::make_pair(device.to_string(), device.is_cpu() ? threads : 0);
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  MachinePeak p =
-      device.is_cpu() ? measure_cpu_peak(threads) : profiler::measure_gpu_peak(device.index);
+  MachinePeak p = device.is_cpu() ? measure_cpu_peak(threads)
+                                  : device_backend(device).measure_peak(device.index);
   cache[key] = p;
   return p;
 }

@@ -6,10 +6,10 @@
 #include <set>
 #include <thread>
 
-#include "backends/cuda_api.h"
 #include "graph/pass.h"
 #include "minfer/calibrate.h"
 #include "minfer/onnx.h"
+#include "runtime/device_backend.h"
 #include "runtime/memory_budget.h"
 #include "runtime/plan.h"
 #include "runtime/plan_cache.h"
@@ -123,7 +123,8 @@ Session::Session(Graph graph, SessionOptions options) : impl_(std::make_unique<I
         "optimization level must be 0..3, got " + std::to_string(options.optimization_level));
   impl_->options = options;
   impl_->threads = resolve_threads(options.threads);
-  if (!options.device.is_cpu()) impl_->device_context = cuda::create_context(options.device.index);
+  if (!options.device.is_cpu())
+    impl_->device_context = device_backend(options.device).create_context(options.device.index);
   check(!graph.outputs().empty(), ErrorCode::InvalidModel,
         "graph '" + graph.name + "' has no outputs");
   if (options.precision == Precision::int8) {

@@ -11,7 +11,7 @@
 #include <malloc.h>
 #endif
 
-#include "backends/cuda_api.h"
+#include "runtime/device_backend.h"
 #include "tools/bench_profile.h"
 #include "tools/commands.h"
 #include "tools/format.h"
@@ -147,7 +147,8 @@ int cmd_bench(const Argv& argv) {
   if (device_input && options.device.is_cpu())
     throw UsageError("--device-input needs --device cuda");
   std::shared_ptr<DeviceContext> input_context;
-  if (device_input) input_context = cuda::create_context(options.device.index);
+  DeviceBackend* input_backend = device_input ? &device_backend(options.device) : nullptr;
+  if (device_input) input_context = input_backend->create_context(options.device.index);
 
   std::vector<BatchResult> results;
   // --profile / --trace: after the ordinary timed runs (of the last batch), whose median the
@@ -181,10 +182,11 @@ int cmd_bench(const Argv& argv) {
     if (device_input) {
       for (auto& [name, t] : inputs) {
         DeviceContext* dc = input_context.get();
-        std::shared_ptr<void> buffer(cuda::device_alloc(*dc, t.nbytes()),
-                                     [dc](void* p) { cuda::device_free(*dc, p); });
-        cuda::copy_to_device(*dc, buffer.get(), t.raw(), t.nbytes());
-        cuda::synchronize(*dc);
+        std::shared_ptr<void> buffer(
+            input_backend->device_alloc(*dc, t.nbytes()),
+            [dc, input_backend](void* p) { input_backend->device_free(*dc, p); });
+        input_backend->copy_to_device(*dc, buffer.get(), t.raw(), t.nbytes());
+        input_backend->synchronize(*dc);
         t = Tensor::view(buffer.get(), t.dtype(), t.shape(), options.device);
         device_buffers.push_back(std::move(buffer));
       }
@@ -195,8 +197,9 @@ int cmd_bench(const Argv& argv) {
     if (device_input) {
       for (const auto& [name, t] : session.run(inputs)) {
         DeviceContext* dc = input_context.get();
-        std::shared_ptr<void> buffer(cuda::device_alloc(*dc, t.nbytes()),
-                                     [dc](void* p) { cuda::device_free(*dc, p); });
+        std::shared_ptr<void> buffer(
+            input_backend->device_alloc(*dc, t.nbytes()),
+            [dc, input_backend](void* p) { input_backend->device_free(*dc, p); });
         device_outputs[name] = Tensor::view(buffer.get(), t.dtype(), t.shape(), options.device);
         device_buffers.push_back(std::move(buffer));
       }

@@ -13,11 +13,11 @@
 #include <sstream>
 #include <thread>
 
-#include "backends/cuda_api.h"
 #include "minfer/calibrate.h"
 #include "minfer/image.h"
 #include "minfer/models.h"
 #include "models/reference_eval.h"
+#include "runtime/device_backend.h"
 #include "tools/classify.h"
 #include "tools/commands.h"
 #include "tools/format.h"
@@ -277,7 +277,7 @@ int cmd_demo(const Argv& argv) {
 
   // --- devices ---
   std::vector<Device> devices{Device::cpu()};
-  const bool has_cuda = cuda::available();
+  const bool has_cuda = device_available("cuda");
   if (has_cuda) devices.push_back(Device::cuda(0));
   const int cpu_threads =
       threads > 0 ? threads : static_cast<int>(std::thread::hardware_concurrency());

@@ -5,6 +5,7 @@
 
 #include "backends/cuda_api.h"
 #include "minfer/error.h"
+#include "runtime/device_allocation_tally.h"
 
 namespace minfer {
 

@@ -12,17 +12,23 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda_api.h"
+#include "runtime/device_backend.h"
 #include "test_util.h"
 
 namespace minfer::test {
 
-// Device memory freed with the object (through cuda_api.h only: this header also builds, and
-// its tests return early, where there is no CUDA toolkit).
+// The CUDA backend through the registry of device backends (runtime/device_backend.h): these
+// tests also build, and return early, where the build has no CUDA backend.
+inline bool cuda_available() { return device_available("cuda"); }
+inline DeviceBackend& cuda_backend() { return device_backend("cuda"); }
+
+// Device memory freed with the object (through the backend interface only, like the rest of
+// this header, which also builds without a CUDA toolkit).
 class DeviceMemory {
  public:
-  DeviceMemory(DeviceContext& dc, size_t bytes) : dc_(dc), ptr_(cuda::device_alloc(dc, bytes)) {}
-  ~DeviceMemory() { cuda::device_free(dc_, ptr_); }
+  DeviceMemory(DeviceContext& dc, size_t bytes)
+      : dc_(dc), ptr_(cuda_backend().device_alloc(dc, bytes)) {}
+  ~DeviceMemory() { cuda_backend().device_free(dc_, ptr_); }
   DeviceMemory(const DeviceMemory&) = delete;
   DeviceMemory& operator=(const DeviceMemory&) = delete;
   char* get() const { return static_cast<char*>(ptr_); }
@@ -123,7 +129,7 @@ inline Tensor run_cuda_case(const NodeCase& c, DeviceContext& dc, const std::str
       continue;
     }
     char* p = place(t.nbytes());
-    cuda::copy_to_device(dc, p, t.raw(), t.nbytes());
+    cuda_backend().copy_to_device(dc, p, t.raw(), t.nbytes());
     views.push_back(Tensor::view(p, t.dtype(), t.shape(), Device::cuda(0)));
     run.inputs.push_back(&views.back());
   }
@@ -135,8 +141,8 @@ inline Tensor run_cuda_case(const NodeCase& c, DeviceContext& dc, const std::str
   run.device_context = &dc;
   k->run(run);
   Tensor y(out.dtype, out.shape);
-  cuda::copy_to_host(dc, y.raw(), views.back().raw(), y.nbytes());
-  cuda::synchronize(dc);
+  cuda_backend().copy_to_host(dc, y.raw(), views.back().raw(), y.nbytes());
+  cuda_backend().synchronize(dc);
   return y;
 }
 

@@ -3,8 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backends/cuda_api.h"
-#include "test_util.h"
+#include "cuda/cuda_test_util.h"
 
 #ifdef MINFER_WITH_CUDA
 #include "backends/cuda/cuda_context.h"
@@ -13,16 +12,17 @@
 namespace minfer::test {
 namespace {
 
-TEST_CASE("cuda::available agrees with device_count and create_context explains failures",
+TEST_CASE("the CUDA backend's device count agrees with create_context, which explains failures",
           "[cuda]") {
-  CHECK(cuda::available() == (cuda::device_count() > 0));
+  DeviceBackend* backend = find_device_backend("cuda");
+  CHECK(cuda_available() == (backend && backend->device_count() > 0));
 #ifndef MINFER_WITH_CUDA
-  CHECK_FALSE(cuda::available());
+  CHECK(backend == nullptr);
 #endif
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     // No GPU (or no CUDA in this build): asking for one is an error that says why.
     try {
-      cuda::create_context(0);
+      cuda_backend().create_context(0);
       FAIL("create_context succeeded without a GPU");
     } catch (const Error& e) {
       CHECK(e.code() == ErrorCode::Device);
@@ -30,39 +30,39 @@ TEST_CASE("cuda::available agrees with device_count and create_context explains 
     }
     return;
   }
-  REQUIRE_THROWS_AS(cuda::create_context(cuda::device_count()), Error);
-  auto ctx = cuda::create_context(0);
+  REQUIRE_THROWS_AS(cuda_backend().create_context(cuda_backend().device_count()), Error);
+  auto ctx = cuda_backend().create_context(0);
   REQUIRE(ctx != nullptr);
 }
 
 TEST_CASE("cuda device memory round-trips through copies on the stream", "[cuda]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA memory test");
     return;
   }
-  auto ctx = cuda::create_context(0);
+  auto ctx = cuda_backend().create_context(0);
   std::vector<int32_t> host(100003), back(host.size());
   for (size_t i = 0; i < host.size(); ++i) host[i] = int32_t(i * 7919);
   const size_t bytes = host.size() * sizeof(int32_t);
-  void* a = cuda::device_alloc(*ctx, bytes);
+  void* a = cuda_backend().device_alloc(*ctx, bytes);
   REQUIRE(a != nullptr);
-  CHECK(cuda::device_alloc(*ctx, 0) == nullptr);
-  cuda::copy_to_device(*ctx, a, host.data(), bytes);
+  CHECK(cuda_backend().device_alloc(*ctx, 0) == nullptr);
+  cuda_backend().copy_to_device(*ctx, a, host.data(), bytes);
 #ifdef MINFER_WITH_CUDA
   cuda::DeviceBuffer b(*ctx, bytes);
-  cuda::copy_on_device(*ctx, b.get(), a, bytes);
-  cuda::copy_to_host(*ctx, back.data(), b.get(), bytes);
+  cuda_backend().copy_on_device(*ctx, b.get(), a, bytes);
+  cuda_backend().copy_to_host(*ctx, back.data(), b.get(), bytes);
   CHECK(ctx->stream != nullptr);
   CHECK(ctx->sm_count > 0);
   CHECK(ctx->cublas() != nullptr);
   CHECK(ctx->cublas() == ctx->cublas());  // created once
 #else
-  cuda::copy_to_host(*ctx, back.data(), a, bytes);
+  cuda_backend().copy_to_host(*ctx, back.data(), a, bytes);
 #endif
-  cuda::synchronize(*ctx);
+  cuda_backend().synchronize(*ctx);
   CHECK(back == host);
-  cuda::device_free(*ctx, a);
-  cuda::device_free(*ctx, nullptr);  // a no-op
+  cuda_backend().device_free(*ctx, a);
+  cuda_backend().device_free(*ctx, nullptr);  // a no-op
 }
 
 #ifdef MINFER_WITH_CUDA

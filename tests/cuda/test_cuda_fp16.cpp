@@ -46,11 +46,11 @@ double fp16_difference(const NodeCase& c, DeviceContext& dc, const std::string& 
 }
 
 TEST_CASE("CUDA HConv on the implicit GEMM matches the fp16 reference", "[cuda][fp16]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA fp16 HConv test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(16);
   struct Case {
     Shape x, w;
@@ -94,11 +94,11 @@ TEST_CASE("CUDA HConv on the implicit GEMM matches the fp16 reference", "[cuda][
 // The tuner picks the tile by speed, so the tile must not change the result: with the same
 // K split, every tile gives the same bits (and each is close to the reference).
 TEST_CASE("CUDA HConv gives the same bits on every tile of a K split", "[cuda][fp16]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA fp16 tile test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(19);
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{2, 16, 12, 12}, {32, 16, 3, 3}}, {{4, 64, 14, 14}, {256, 64, 1, 1}},
@@ -128,11 +128,11 @@ TEST_CASE("CUDA HConv gives the same bits on every tile of a K split", "[cuda][f
 }
 
 TEST_CASE("CUDA SpaceToDepthNhwc equals the reference", "[cuda][fp16][int8]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA SpaceToDepthNhwc test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(18);
   Attributes a;
   a.set("blocksize", int64_t{2});
@@ -169,11 +169,11 @@ TEST_CASE("CUDA SpaceToDepthNhwc equals the reference", "[cuda][fp16][int8]") {
 }
 
 TEST_CASE("CUDA fp16 pools and layout changes match the reference", "[cuda][fp16]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA fp16 pool test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(17);
   for (const Shape& x : {Shape{2, 64, 15, 15}, Shape{1, 5, 8, 9}}) {
     INFO("x " << x.to_string());
@@ -237,7 +237,7 @@ std::vector<Tensor> images_in(const std::filesystem::path& dir, const std::strin
 }
 
 TEST_CASE("fp16 ResNets on CUDA agree with fp32", "[cuda][fp16][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA fp16 ResNet test");
     return;
   }

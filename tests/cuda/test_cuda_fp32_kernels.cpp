@@ -28,11 +28,11 @@ void require_close_to_reference(const NodeCase& c, DeviceContext& dc, double tol
 }
 
 TEST_CASE("CUDA Conv and FusedConv match the reference", "[cuda][conv]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA Conv test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(21);
   struct Case {
     Shape x, w;
@@ -68,11 +68,11 @@ TEST_CASE("CUDA Conv and FusedConv match the reference", "[cuda][conv]") {
 }
 
 TEST_CASE("CUDA Gemm and FusedGemm match the reference", "[cuda][gemm]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA Gemm test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(22);
   const int64_t m = 5, k = 37, n = 11;
   for (int trans_a = 0; trans_a < 2; ++trans_a)
@@ -100,11 +100,11 @@ TEST_CASE("CUDA Gemm and FusedGemm match the reference", "[cuda][gemm]") {
 }
 
 TEST_CASE("CUDA MaxPool, GlobalAveragePool, Relu and Add match the reference", "[cuda][pool]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA pooling and elementwise test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(23);
   Attributes pool;
   pool.set("kernel_shape", std::vector<int64_t>{3, 3});
@@ -130,11 +130,11 @@ TEST_CASE("CUDA MaxPool, GlobalAveragePool, Relu and Add match the reference", "
 
 TEST_CASE("CUDA Transpose, Slice, Pad and Flatten move what the reference moves",
           "[cuda][layout]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA layout test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(24);
   auto ints = [](std::vector<int64_t> v) {
     return Tensor::from_vector(v, Shape{int64_t(v.size())});

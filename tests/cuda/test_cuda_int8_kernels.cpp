@@ -28,11 +28,11 @@ void require_int8_equal(const NodeCase& c, DeviceContext& dc, std::map<std::stri
 }
 
 TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA QConv test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::vector<QConvShape> cases(std::begin(kQConvShapes), std::end(kQConvShapes));
   cases.push_back({8, 14, 14, 64, 128, 3, 3, 2, 1, 1, 1});  // big enough for cuBLASLt tiles
   // Sizes that make the implicit GEMM pick each of its plans on a 132-multiprocessor GPU
@@ -99,11 +99,11 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
 
 // The tuner (backends/cuda/igemm_tune.h) may pick any plan for a conv: every one must be exact.
 TEST_CASE("CUDA QConv equals the reference on every implicit-GEMM plan", "[cuda][int8]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA implicit-GEMM plan test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::vector<QConvShape> cases(std::begin(kQConvShapes), std::end(kQConvShapes));
   cases.push_back({8, 28, 28, 64, 256, 3, 3, 1, 1, 1, 1});
   cases.push_back({2, 15, 15, 4, 16, 7, 7, 2, 3, 1, 1});
@@ -130,11 +130,11 @@ TEST_CASE("CUDA QConv equals the reference on every implicit-GEMM plan", "[cuda]
 }
 
 TEST_CASE("CUDA QuantizeLinear, DequantizeLinear and QAdd equal the reference", "[cuda][int8]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA Q/DQ test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(43);
   // Values on and next to the rounding ties of the scale, plus extremes.
   Tensor x = random_tensor(Shape{2, 3, 7, 5}, rng, -6.f, 6.f);
@@ -179,11 +179,11 @@ TEST_CASE("CUDA QuantizeLinear, DequantizeLinear and QAdd equal the reference", 
 }
 
 TEST_CASE("CUDA QMaxPool and QGlobalAveragePool equal the reference", "[cuda][int8]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA int8 pooling test");
     return;
   }
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   std::mt19937 rng(44);
   Attributes mp;
   mp.set("layout", std::string("NHWC"));

@@ -49,7 +49,7 @@ Tensor random_input(Shape shape, uint32_t seed) {
 }
 
 TEST_CASE("fp32 ResNets run on CUDA and match the CPU", "[cuda][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA ResNet fp32 test");
     return;
   }
@@ -66,7 +66,7 @@ TEST_CASE("fp32 ResNets run on CUDA and match the CPU", "[cuda][resnet]") {
 }
 
 TEST_CASE("int8 ResNets on CUDA equal the CPU int8 kernels bit for bit", "[cuda][int8][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the CUDA ResNet int8 test");
     return;
   }
@@ -105,7 +105,7 @@ std::vector<Tensor> all_cifar_images() {
 
 TEST_CASE("int8 CIFAR ResNet-20 and -56 on CUDA equal the CPU on all 500 CIFAR images",
           "[cuda][int8][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the 500-image CUDA int8 test");
     return;
   }
@@ -144,7 +144,7 @@ TEST_CASE("int8 CIFAR ResNet-20 and -56 on CUDA equal the CPU on all 500 CIFAR i
 }
 
 TEST_CASE("A CUDA session takes inputs that are already on the GPU", "[cuda][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the device-input test");
     return;
   }
@@ -153,10 +153,10 @@ TEST_CASE("A CUDA session takes inputs that are already on the GPU", "[cuda][res
   options.device = Device::cuda(0);
   Session session(cifar_resnet20(), options);
   const Tensor from_host = session.run_one(input);
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   DeviceMemory memory(*dc, input.nbytes());
-  cuda::copy_to_device(*dc, memory.get(), input.raw(), input.nbytes());
-  cuda::synchronize(*dc);
+  cuda_backend().copy_to_device(*dc, memory.get(), input.raw(), input.nbytes());
+  cuda_backend().synchronize(*dc);
   const Tensor on_gpu = Tensor::view(memory.get(), input.dtype(), input.shape(), Device::cuda(0));
   require_equal(session.run_one(on_gpu), from_host);
   require_equal(session.run_one(on_gpu), from_host);  // the replayed graph reads it again
@@ -173,7 +173,7 @@ TEST_CASE("A CUDA session takes inputs that are already on the GPU", "[cuda][res
 
 TEST_CASE("A CUDA session runs into GPU memory, in order on the caller's stream",
           "[cuda][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the run_into test");
     return;
   }
@@ -187,26 +187,27 @@ TEST_CASE("A CUDA session runs into GPU memory, in order on the caller's stream"
   // The caller's pipeline: its own stream, the input staged on the GPU by a copy still queued
   // there, the logits left on the GPU and copied back on that stream. run_into must start
   // after the staging copy and finish before the copy back, without a host wait in between.
-  auto caller = cuda::create_context(0);
-  void* const stream = cuda::stream_of(*caller);
+  auto caller = cuda_backend().create_context(0);
+  void* const stream = cuda_backend().stream_of(*caller);
   DeviceMemory staged(*caller, input.nbytes()), in_gpu(*caller, input.nbytes()),
       out_gpu(*caller, want.nbytes());
-  cuda::copy_to_device(*caller, staged.get(), input.raw(), input.nbytes());
-  cuda::synchronize(*caller);
+  cuda_backend().copy_to_device(*caller, staged.get(), input.raw(), input.nbytes());
+  cuda_backend().synchronize(*caller);
   for (bool graphs : {true, false}) {
     options.cuda_graphs = graphs;
     Session s(cifar_resnet20(), options);
     for (int round = 0; round < 3; ++round) {
       INFO("CUDA graphs " << graphs << ", round " << round);
-      cuda::copy_on_device(*caller, in_gpu.get(), staged.get(), input.nbytes());
+      cuda_backend().copy_on_device(*caller, in_gpu.get(), staged.get(), input.nbytes());
       Tensor got(want.dtype(), want.shape());
       const Tensor out = Tensor::view(out_gpu.get(), want.dtype(), want.shape(), Device::cuda(0));
       const Tensor in = Tensor::view(in_gpu.get(), input.dtype(), input.shape(), Device::cuda(0));
       s.run_into({{in_name, in}}, {{out_name, out}}, RunOptions{stream});
-      cuda::copy_to_host(*caller, got.raw(), out_gpu.get(), got.nbytes());
-      cuda::synchronize(*caller);
+      cuda_backend().copy_to_host(*caller, got.raw(), out_gpu.get(), got.nbytes());
+      cuda_backend().synchronize(*caller);
       require_equal(got, want);
-      cuda::copy_on_device(*caller, out_gpu.get(), staged.get(), want.nbytes());  // clobber
+      cuda_backend().copy_on_device(*caller, out_gpu.get(), staged.get(),
+                                    want.nbytes());  // clobber
     }
     // The replayed graph was captured (nothing in the run, cuBLAS included, allocates then).
     CHECK(s.plan_stats({{in_name, input.shape()}}).cuda_graph == graphs);
@@ -223,7 +224,7 @@ TEST_CASE("A CUDA session runs into GPU memory, in order on the caller's stream"
 // keeps the copies. Whichever way, each run gives its own input's logits.
 TEST_CASE("A CUDA graph plan reads and writes the caller's GPU buffers in place",
           "[cuda][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the in-place GPU buffer test");
     return;
   }
@@ -237,7 +238,7 @@ TEST_CASE("A CUDA graph plan reads and writes the caller's GPU buffers in place"
   const std::string in_name = s.input_names()[0], out_name = s.output_names()[0];
   const Tensor want[2] = {s.run_one(first), s.run_one(second)};
   REQUIRE_FALSE(relative_difference(want[0], want[1]) == 0.0);
-  auto dc = cuda::create_context(0);
+  auto dc = cuda_backend().create_context(0);
   const size_t in_bytes = first.nbytes(), out_bytes = want[0].nbytes(), slack = 64;
   // Each input at the start of a buffer and 16 bytes into another (not arena-aligned); two
   // outputs, used either way.
@@ -246,9 +247,9 @@ TEST_CASE("A CUDA graph plan reads and writes the caller's GPU buffers in place"
   DeviceMemory out_gpu[2] = {{*dc, out_bytes + slack}, {*dc, out_bytes + slack}};
   for (int i = 0; i < 2; ++i)
     for (int unaligned = 0; unaligned < 2; ++unaligned)
-      cuda::copy_to_device(*dc, in_gpu[i][unaligned].get() + 16 * unaligned,
+      cuda_backend().copy_to_device(*dc, in_gpu[i][unaligned].get() + 16 * unaligned,
                            (i ? second : first).raw(), in_bytes);
-  cuda::synchronize(*dc);
+  cuda_backend().synchronize(*dc);
   auto gpu = [](char* p, const Tensor& like) {
     return Tensor::view(p, like.dtype(), like.shape(), Device::cuda(0));
   };
@@ -264,19 +265,19 @@ TEST_CASE("A CUDA graph plan reads and writes the caller's GPU buffers in place"
       continue;
     }
     char* out = out_gpu[(round / 2) % 2].get() + out_offset;
-    cuda::copy_on_device(*dc, out, in_gpu[1 - which][0].get(), out_bytes);  // clobber
-    cuda::synchronize(*dc);
+    cuda_backend().copy_on_device(*dc, out, in_gpu[1 - which][0].get(), out_bytes);  // clobber
+    cuda_backend().synchronize(*dc);
     s.run_into({{in_name, in}}, {{out_name, gpu(out, want[0])}});
     Tensor got(want[0].dtype(), want[0].shape());
-    cuda::copy_to_host(*dc, got.raw(), out, out_bytes);
-    cuda::synchronize(*dc);
+    cuda_backend().copy_to_host(*dc, got.raw(), out, out_bytes);
+    cuda_backend().synchronize(*dc);
     require_equal(got, want[which]);
   }
   CHECK(s.plan_stats({{in_name, first.shape()}}).cuda_graph);
 }
 
 TEST_CASE("A CUDA session out of GPU memory throws OutOfMemory and stays usable", "[cuda][resnet]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the GPU out-of-memory test");
     return;
   }
@@ -287,7 +288,7 @@ TEST_CASE("A CUDA session out of GPU memory throws OutOfMemory and stays usable"
   const Tensor want = session.run_one(small);
   {
     // Everything the GPU has left but a few MiB, in blocks from 1 GiB down to 4 MiB.
-    auto dc = cuda::create_context(0);
+    auto dc = cuda_backend().create_context(0);
     std::vector<std::unique_ptr<DeviceMemory>> hog;
     for (size_t block = size_t{1} << 30; block >= (size_t{4} << 20); block /= 2)
       for (;;) {

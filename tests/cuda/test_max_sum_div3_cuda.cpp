@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/max_sum_div3.h"
-#include "backends/cuda_api.h"
+#include "cuda/cuda_test_util.h"
 #include "test_util.h"
 
 namespace minfer::test {
@@ -39,11 +39,11 @@ CudaRun run_cuda_kernel(DeviceContext& ctx, const std::vector<T>& host, int64_t 
   kernel->prepare(prep);
 
   const size_t bytes = (host.size() + size_t(offset)) * sizeof(T);
-  void* x = cuda::device_alloc(ctx, bytes + 16);
-  void* y = cuda::device_alloc(ctx, size_t(rows) * 8 + 8);
-  void* ws = cuda::device_alloc(ctx, prep.workspace_bytes);
+  void* x = cuda_backend().device_alloc(ctx, bytes + 16);
+  void* y = cuda_backend().device_alloc(ctx, size_t(rows) * 8 + 8);
+  void* ws = cuda_backend().device_alloc(ctx, prep.workspace_bytes);
   T* xs = static_cast<T*>(x) + offset;
-  cuda::copy_to_device(ctx, xs, host.data(), host.size() * sizeof(T));
+  cuda_backend().copy_to_device(ctx, xs, host.data(), host.size() * sizeof(T));
   Tensor tx = Tensor::view(xs, dtype_of<T>(), Shape{rows, n}, Device::cuda(0));
   Tensor ty = Tensor::view(y, DType::i64, Shape{rows}, Device::cuda(0));
   RunContext run;
@@ -55,23 +55,23 @@ CudaRun run_cuda_kernel(DeviceContext& ctx, const std::vector<T>& host, int64_t 
   try {
     kernel->run(run);
     result.y.resize(size_t(rows));
-    cuda::copy_to_host(ctx, result.y.data(), y, size_t(rows) * 8);
-    cuda::synchronize(ctx);
+    cuda_backend().copy_to_host(ctx, result.y.data(), y, size_t(rows) * 8);
+    cuda_backend().synchronize(ctx);
   } catch (const Error& e) {
     result.error = e.what();
   }
-  cuda::device_free(ctx, x);
-  cuda::device_free(ctx, y);
-  cuda::device_free(ctx, ws);
+  cuda_backend().device_free(ctx, x);
+  cuda_backend().device_free(ctx, y);
+  cuda_backend().device_free(ctx, ws);
   return result;
 }
 
 TEST_CASE("MaxSumDiv3 CUDA kernel equals the CPU kernel", "[cuda][max_sum_div3]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the MaxSumDiv3 CUDA kernel test");
     return;
   }
-  auto ctx = cuda::create_context(0);
+  auto ctx = cuda_backend().create_context(0);
   std::mt19937_64 rng(11);
   // Every path: a warp per row (n <= 2048), one block per row, several blocks per row and the
   // combine kernel; rows of every alignment; n = 0, 1, 2.
@@ -117,11 +117,11 @@ TEST_CASE("MaxSumDiv3 CUDA kernel equals the CPU kernel", "[cuda][max_sum_div3]"
 }
 
 TEST_CASE("MaxSumDiv3 CUDA kernel refuses int64 rows that overflow", "[cuda][max_sum_div3]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the MaxSumDiv3 CUDA overflow test");
     return;
   }
-  auto ctx = cuda::create_context(0);
+  auto ctx = cuda_backend().create_context(0);
   std::vector<int64_t> x = {1, 2, 3, INT64_MAX, 1, -5, 7, 8, 9};
   CudaRun r = run_cuda_kernel(*ctx, x, 3, 3, 0);
   REQUIRE(r.error.find("row 1") != std::string::npos);
@@ -133,7 +133,7 @@ TEST_CASE("MaxSumDiv3 CUDA kernel refuses int64 rows that overflow", "[cuda][max
 }
 
 TEST_CASE("MaxSumDiv3 runs in a CUDA Session", "[cuda][max_sum_div3][session]") {
-  if (!cuda::available()) {
+  if (!cuda_available()) {
     WARN("no GPU: skipping the MaxSumDiv3 CUDA session test");
     return;
   }

@@ -4,9 +4,9 @@
 #include <set>
 #include <sstream>
 
-#include "backends/cuda_api.h"
 #include "cli_test_util.h"
 #include "repo_data.h"
+#include "runtime/device_backend.h"
 #include "runtime/json.h"
 
 using namespace minfer;
@@ -251,7 +251,7 @@ TEST_CASE("cli: missing files and unsupported requests fail clearly", "[cli]") {
     CHECK(r.code == 1);
     CHECK_THAT(r.err, Catch::Contains(c.message));
   }
-  if (!cuda::available()) {
+  if (!device_available("cuda")) {
     const CliResult r = cli("run cifar-resnet20 --device cuda --image " + repo(kCat));
     CHECK(r.code == 1);
     CHECK_THAT(r.err, Catch::Contains("CUDA", Catch::CaseSensitive::No));

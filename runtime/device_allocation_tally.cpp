@@ -1,8 +1,6 @@
-// cuda::DeviceAllocationTally (backends/cuda_api.h): plain host bookkeeping, built with or
-// without the CUDA backend.
-#include "backends/cuda_api.h"
+#include "runtime/device_allocation_tally.h"
 
-namespace minfer::cuda {
+namespace minfer {
 
 namespace {
 thread_local DeviceAllocationTally* innermost = nullptr;
@@ -16,4 +14,4 @@ void count_device_allocation(size_t bytes) {
   for (DeviceAllocationTally* t = innermost; t; t = t->outer_) t->bytes_ += bytes;
 }
 
-}  // namespace minfer::cuda
+}  // namespace minfer

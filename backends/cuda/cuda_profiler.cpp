@@ -1,16 +1,11 @@
-// CUDA events and the GPU's peak for the profiler (see profiler_device.h). Untested on a GPU
-// at the time of writing: it compiles in the CUDA build.
-#include "runtime/profiler_device.h"
+// CUDA events and the GPU's peak for the profiler (see cuda_profiler.h).
+#include "backends/cuda/cuda_profiler.h"
 
 #include <algorithm>
 
-#ifdef MINFER_WITH_CUDA
 #include "backends/cuda/cuda_context.h"
-#endif
 
-namespace minfer::profiler {
-
-#ifdef MINFER_WITH_CUDA
+namespace minfer::cuda {
 
 void* event_create() {
   cudaEvent_t e = nullptr;
@@ -35,14 +30,14 @@ float event_elapsed_ms(void* start, void* end) {
 }
 
 MachinePeak measure_gpu_peak(int device) {
-  std::shared_ptr<DeviceContext> ctx = cuda::create_context(device);
+  std::shared_ptr<DeviceContext> ctx = create_context(device);
   DeviceContext& dc = *ctx;
   // Arithmetic: best of a few 4096^3 SGEMMs (TF32 off: cuBLAS's default math).
   const int n = 4096;
   const size_t matrix = size_t(n) * n * sizeof(float);
-  float* a = static_cast<float*>(cuda::device_alloc(dc, matrix));
-  float* b = static_cast<float*>(cuda::device_alloc(dc, matrix));
-  float* c = static_cast<float*>(cuda::device_alloc(dc, matrix));
+  float* a = static_cast<float*>(device_alloc(dc, matrix));
+  float* b = static_cast<float*>(device_alloc(dc, matrix));
+  float* c = static_cast<float*>(device_alloc(dc, matrix));
   MINFER_CUDA_CHECK(cudaMemsetAsync(a, 0, matrix, dc.stream));
   MINFER_CUDA_CHECK(cudaMemsetAsync(b, 0, matrix, dc.stream));
   void* start = event_create();
@@ -58,8 +53,8 @@ MachinePeak measure_gpu_peak(int device) {
   }
   // Bandwidth: best of a few 1 GiB device-to-device copies (read + write counted).
   const size_t bytes = size_t(1) << 30;
-  void* src = cuda::device_alloc(dc, bytes);
-  void* dst = cuda::device_alloc(dc, bytes);
+  void* src = device_alloc(dc, bytes);
+  void* dst = device_alloc(dc, bytes);
   double best_copy = 1e30;
   for (int i = 0; i < 5; ++i) {
     event_record(start, dc);
@@ -70,7 +65,7 @@ MachinePeak measure_gpu_peak(int device) {
   event_destroy(start);
   event_destroy(end);
   for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), src, dst})
-    cuda::device_free(dc, p);
+    device_free(dc, p);
   MachinePeak peak;
   peak.gflops = 2.0 * n * n * n / (best_gemm / 1000) / 1e9;
   peak.gbps = 2.0 * double(bytes) / (best_copy / 1000) / 1e9;
@@ -80,20 +75,4 @@ MachinePeak measure_gpu_peak(int device) {
   return peak;
 }
 
-#else  // built without CUDA: a CPU plan never reaches these
-
-namespace {
-[[noreturn]] void no_cuda() {
-  throw Error(ErrorCode::Device, "profiler: minfer was built without CUDA");
-}
-}  // namespace
-
-void* event_create() { no_cuda(); }
-void event_destroy(void*) noexcept {}
-void event_record(void*, DeviceContext&) { no_cuda(); }
-float event_elapsed_ms(void*, void*) { no_cuda(); }
-MachinePeak measure_gpu_peak(int) { no_cuda(); }
-
-#endif
-
-}  // namespace minfer::profiler
+}  // namespace minfer::cuda

@@ -1,11 +1,11 @@
-// The CUDA side of the profiler: events on a session's stream, and the GPU's peak. Without
-// CUDA (backends/cuda_stub.cc builds) these throw Error(Device); a CPU plan never calls them.
+// The CUDA side of the profiler: events on a context's stream, and the GPU's peak. The CUDA
+// DeviceBackend (cuda_device_backend.cpp) hands them to the runtime's profiler.
 #pragma once
 
 #include "minfer/kernel.h"
 #include "minfer/profile.h"
 
-namespace minfer::profiler {
+namespace minfer::cuda {
 
 void* event_create();
 void event_destroy(void* event) noexcept;
@@ -14,4 +14,4 @@ float event_elapsed_ms(void* start, void* end);      // waits for `end`
 // Peak of GPU `device`: cuBLAS SGEMM for arithmetic, a device-to-device copy for bandwidth.
 MachinePeak measure_gpu_peak(int device);
 
-}  // namespace minfer::profiler
+}  // namespace minfer::cuda
