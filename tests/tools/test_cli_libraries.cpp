@@ -26,7 +26,7 @@ void check_needs_no_cuda_library(const std::string& path) {
   }
 }
 
-TEST_CASE("cli: no binary needs a CUDA library to start", "[cli][cuda]") {
+TEST_CASE("cli: no binary needs a CUDA library to start", "[cli]") {
   check_needs_no_cuda_library(MINFER_CLI_PATH);
   char self[4096];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -36,7 +36,7 @@ TEST_CASE("cli: no binary needs a CUDA library to start", "[cli][cuda]") {
 
 // cudart_static opens libcuda.so.1 on the first CUDA call, and the cuBLAS loader its
 // libraries: the dynamic loader's trace (LD_DEBUG=libs) shows either being looked for.
-TEST_CASE("cli: a CPU run of a CUDA-enabled build opens no CUDA library", "[cli][cuda]") {
+TEST_CASE("cli: a CPU run of a CUDA-enabled build opens no CUDA library", "[cli]") {
   ::setenv("LD_DEBUG", "libs", 1);
   const CliResult r = cli("bench cifar-resnet20 --iterations 1 --warmup 0");
   ::unsetenv("LD_DEBUG");
