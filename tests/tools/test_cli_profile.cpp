@@ -64,10 +64,15 @@ TEST_CASE("cli: bench --profile --json --trace", "[cli][profile]") {
   CHECK(conv_flops + gemm_flops <= 2.1 * kResnet20Macs);
   CHECK(fused_residual == 9);  // one residual Add per basic block
   CHECK(std::abs(member(p, "steps_ms").number - sum_ms) < 1e-6 * (1 + sum_ms));
-  // the steps account for the time of a run (loose: other tests share the cores)
-  const double ratio = member(p, "steps_over_latency").number;
+  // the steps account for the time of the runs they were measured in: means, as the steps
+  // happen within the runs (loose: the cores are shared with other tests). The medians of the
+  // separately timed runs move too much under load to compare with (0.29 was seen with a build
+  // beside the tests).
+  const double ratio =
+      member(p, "steps_mean_ms").number / member(p, "profiled_run_mean_ms").number;
   CHECK(ratio > 0.5);
-  CHECK(ratio < 1.5);
+  CHECK(ratio < 1.001);  // (1.001: the JSON rounds)
+  CHECK(member(p, "steps_over_latency").number > 0);
   const double mean_ratio = member(p, "steps_mean_over_latency_mean").number;
   CHECK(mean_ratio > 0.5);
   CHECK(mean_ratio < 1.5);
