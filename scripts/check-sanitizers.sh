@@ -4,7 +4,9 @@
 #      (CPU only; OpenMP off, as libomp's own allocations would read as leaks);
 #   2. runs every test under them: any report fails the run, in the test process and in the
 #      CLI processes the tests start (UBSan halts on its first report);
-#   3. replays fuzz/regressions, then fuzzes the ONNX loader from a seed corpus of the ONNX
+#   3. builds the test binary again with ThreadSanitizer and runs the [concurrency] tests
+#      (threads sharing a Session, its plan cache and the CPU task pool) under it;
+#   4. replays fuzz/regressions, then fuzzes the ONNX loader from a seed corpus of the ONNX
 #      conformance models (fuzz/README.md): MINFER_FUZZ_RUNS inputs (default 300000) from the
 #      fixed MINFER_FUZZ_SEED (default 1), so that a run is reproducible and CI does not fail
 #      at random on an old bug a new mutation happens to reach; MINFER_FUZZ_SECONDS=N instead
@@ -35,6 +37,15 @@ cmake --build "$build" -j"$(nproc)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=0
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 ctest --test-dir "$build" --output-on-failure --no-tests=error -j"$(nproc)" --timeout 3000
+
+# ThreadSanitizer on the tests where threads meet (it cannot share a build with ASan).
+tsan=${MINFER_TSAN_BUILD_DIR:-build-tsan}
+cmake -S . -B "$tsan" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" \
+  -DMINFER_SANITIZE=thread -DMINFER_WITH_CUDA=OFF -DMINFER_WITH_OPENMP=OFF \
+  -DMINFER_BUILD_TESTS=ON -DMINFER_BUILD_BENCH=OFF
+cmake --build "$tsan" -j"$(nproc)" --target minfer_tests
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$tsan/tests/minfer_tests" "[concurrency]"
 
 fuzzer=$build/fuzz/fuzz_onnx_load
 "$fuzzer" fuzz/regressions/*.onnx
