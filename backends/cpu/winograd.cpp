@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "backends/cpu/parallel.h"
 
@@ -160,9 +161,10 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
   }
 }
 
-void WinogradConv::transform_output(const float* mo, int64_t t0, int64_t cols, int64_t m0,
-                                    int64_t m1, const float* b, const float* z, float* y,
-                                    const Activation& act) const {
+template <typename Store>
+void WinogradConv::output_tiles(const float* mo, int64_t t0, int64_t cols, int64_t m0,
+                                int64_t m1, const float* b, float* y, const float* z,
+                                Store& store) const {
   const WinogradShape& s = s_;
   const int64_t plane = s.oh * s.ow, point_stride = s.m * ld_;
   for (int64_t g = 0; g < cols; g += kLanes) {
@@ -187,21 +189,46 @@ void WinogradConv::transform_output(const float* mo, int64_t t0, int64_t cols, i
       for (int i = 0; i < kTile; ++i)
         output_1d(t + i * kIn * kLanes, kLanes, o + i * kTile * kLanes, kLanes);
       const float bias = b ? b[oc] : 0.f;
+      for (float& v : o) v += bias;
       for (int l = 0; l < lanes; ++l) {
         const int64_t off = base[l] + oc * plane;
-        float* yt = y + off;
-        const float* zt = z ? z + off : nullptr;
-        for (int i = 0; i < rows[l]; ++i)
-          for (int j = 0; j < width[l]; ++j) {
-            float v = o[(i * kTile + j) * kLanes + l] + bias;
-            if (zt) v += zt[i * s.ow + j];
-            yt[i * s.ow + j] = v;
-          }
-        if (act.enabled)
-          for (int i = 0; i < rows[l]; ++i) act.apply(yt + i * s.ow, width[l]);
+        // Whole tiles (most of them) with constant bounds, which the compiler unrolls.
+        if (rows[l] == kTile && width[l] == kTile)
+          store(o + l, kTile, kTile, y + off, z ? z + off : nullptr);
+        else
+          store(o + l, rows[l], width[l], y + off, z ? z + off : nullptr);
       }
     }
   }
+}
+
+void WinogradConv::transform_output(const float* mo, int64_t t0, int64_t cols, int64_t m0,
+                                    int64_t m1, const float* b, const float* z, float* y,
+                                    const Activation& act) const {
+  // One copy of the loop per epilogue, so that the per-element code has no branches.
+  auto run = [&](auto residual, auto clamp) {
+    const float lo = act.lo, hi = act.hi;
+    const int64_t ld = s_.ow;
+    auto store = [&](const float* o, int rows, int width, float* yt, const float* zt) {
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < width; ++j) {
+          float v = o[(i * kTile + j) * kLanes];
+          if constexpr (decltype(residual)::value) v += zt[i * ld + j];
+          if constexpr (decltype(clamp)::value) {  // as Activation::apply: NaN stays NaN
+            v = v < lo ? lo : v;
+            v = v > hi ? hi : v;
+          }
+          yt[i * ld + j] = v;
+        }
+    };
+    output_tiles(mo, t0, cols, m0, m1, b, y, z, store);
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  if (z)
+    act.enabled ? run(Yes{}, Yes{}) : run(Yes{}, No{});
+  else
+    act.enabled ? run(No{}, Yes{}) : run(No{}, No{});
 }
 
 void WinogradConv::run(const float* x, const float* b, const float* z, float* y,

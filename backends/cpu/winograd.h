@@ -60,6 +60,11 @@ class WinogradConv {
   // tiles, with the epilogue, written to y.
   void transform_output(const float* mo, int64_t t0, int64_t cols, int64_t m0, int64_t m1,
                         const float* b, const float* z, float* y, const Activation& act) const;
+  // Its loop over channels and tiles; store(o, rows, width, y, z) writes one tile's outputs
+  // (o: the tile's 4x4 values plus bias, kLanes floats apart).
+  template <typename Store>
+  void output_tiles(const float* mo, int64_t t0, int64_t cols, int64_t m0, int64_t m1,
+                    const float* b, float* y, const float* z, Store& store) const;
 
   WinogradShape s_{};
   int64_t tiles_w_ = 0, tiles_ = 0;  // tiles per row of the output plane, per image
