@@ -15,7 +15,7 @@
 // the tile straight in the micro-kernel's packed format, from a zero-padded copy of the input
 // rows it reads; run-time weights go through the plain GEMM. Output tiles are pre-filled
 // with bias (+ residual) so that the GEMM accumulates onto them, and the clamp runs while the
-// tile is still in cache. 3x3 stride-1 convs with constant weights, at least 16 channels in
+// tile is still in cache. 3x3 stride-1 convs with constant weights, at least 32 channels in
 // and out and output planes of at least 14x14 run Winograd F(4x4, 3x3) instead (winograd.h:
 // 36 GEMMs on transformed tiles, 4x fewer multiplications; MINFER_CPU_WINOGRAD=0 turns it
 // off); its variant() then says "winograd".

@@ -240,7 +240,7 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
   // channels, each part transforming the block's input itself (cheap next to its GEMMs).
   int64_t parts = 1;
   if (threads > 1 && blocks < 4 * threads)
-    for (int64_t p = 1; p <= 2 * threads && s_.m / p >= kWinogradMinChannels; ++p)
+    for (int64_t p = 1; p <= 2 * threads && s_.m / p >= 16; ++p)  // GEMMs of >= 16 rows
       if (blocks * p % threads == 0) {
         parts = p;
         break;
