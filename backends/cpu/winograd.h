@@ -1,7 +1,7 @@
 // Winograd F(4x4, 3x3) for fp32 NCHW 3x3 stride-1 convolutions (Lavin & Gray, 2015): a 4x4
 // output tile costs 36 multiplications per (input, output) channel pair instead of 144, so
-// the GEMMs do 4x fewer flops per output than im2col's (2.25x counting the 6x6 input tiles'
-// overlap at the edges of the plane).
+// the GEMMs do 4x fewer flops than im2col's (fewer gained where the plane is not a multiple of
+// 4: a 14x14 output computes 16x16), at the cost of the input and output transforms.
 //
 //   U = G g G^T  (weights, once per session)   V = B^T d B  (6x6 input tiles)
 //   Y = A^T [U . V] A                            (the "." is 36 GEMMs M x tiles x C)
