@@ -107,6 +107,18 @@ void ConvKernel::prepare(PrepareContext& ctx) {
     return;
   }
 
+  // Winograd where it applies and pays (winograd.h); the im2col packing is then not made.
+  const WinogradShape ws_shape{d.n, d.c, d.h, d.w, d.m, d.oh, d.ow, d.pad_t, d.pad_l};
+  if (method_ == Method::Im2col && two_d && d.group == 1 && d.kh == 3 && d.kw == 3 &&
+      d.sh == 1 && d.sw == 1 && d.dh == 1 && d.dw == 1 && weight_.defined() &&
+      winograd_pays(ws_shape) && winograd_enabled()) {
+    method_ = Method::Winograd;
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+    slice_floats_ = winograd_.prepare(ctx, ws_shape, weight_.data<float>());
+    ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
+    return;
+  }
+
   // Tiles of output positions whose im2col block (K x tile floats) stays in the L2 cache;
   // at least 256 columns, below which the GEMM loses efficiency. Multiples of the GEMM
   // micro-kernel's 24 rows (kTileAlign) keep its slower remainder paths out of the loop.
@@ -171,12 +183,18 @@ void ConvKernel::run(RunContext& ctx) const {
   op.z = has_residual_ ? ctx.inputs[3]->data<float>() : nullptr;
   op.y = ctx.outputs[0]->data<float>();
   const int threads = std::clamp(ctx.threads, 1, threads_);
-  if (depthwise_plane_)
+  if (method_ == Method::Winograd)
+    winograd_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
+  else if (depthwise_plane_)
     run_depthwise_planes(op, static_cast<float*>(ctx.workspace), threads);
   else if (method_ == Method::Depthwise)
     run_depthwise(op, threads);
   else
     run_gemm(op, static_cast<float*>(ctx.workspace), threads);
+}
+
+std::string ConvKernel::variant() const {
+  return method_ == Method::Winograd ? "winograd" : std::string();
 }
 
 void ConvKernel::fill_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,

@@ -1,0 +1,271 @@
+#include "backends/cpu/winograd.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "backends/cpu/parallel.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+constexpr int kLanes = 8;       // tiles transformed at once: one AVX vector per operation
+constexpr int kTile = 4;        // output tile side
+constexpr int kIn = 6;          // input tile side (kTile + 3 - 1)
+constexpr int kPoints = 36;     // kIn * kIn: the number of GEMMs
+constexpr int64_t kAlignCols = 24;  // rows of Eigen's fp32 AVX micro-kernel (packed_gemm.h)
+// The transformed inputs and products of a block (36 x (C + M) x tiles floats) should stay
+// in the L2 cache between the transform, the GEMMs and the inverse transform.
+constexpr int64_t kBlockBytes = 512 * 1024;
+
+// G, the weight transform of F(4x4, 3x3) at the points 0, 1, -1, 2, -2 and infinity.
+constexpr double kG[kIn][3] = {{1.0 / 4, 0, 0},
+                               {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                               {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                               {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                               {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                               {0, 0, 1}};
+
+// v = B^T d along one axis, for kLanes tiles at once: six rows of lanes, ds (vs) floats apart.
+// The loops over lanes are what the compiler vectorizes.
+inline void input_1d(const float* d, int64_t ds, float* v, int64_t vs) {
+  for (int l = 0; l < kLanes; ++l) {
+    const float d0 = d[l], d1 = d[ds + l], d2 = d[2 * ds + l], d3 = d[3 * ds + l],
+                d4 = d[4 * ds + l], d5 = d[5 * ds + l];
+    v[l] = 4.f * d0 - 5.f * d2 + d4;
+    v[vs + l] = -4.f * (d1 + d2) + d3 + d4;
+    v[2 * vs + l] = 4.f * (d1 - d2) - d3 + d4;
+    v[3 * vs + l] = 2.f * (d3 - d1) - d2 + d4;
+    v[4 * vs + l] = 2.f * (d1 - d3) - d2 + d4;
+    v[5 * vs + l] = 4.f * d1 - 5.f * d3 + d5;
+  }
+}
+
+// o = A^T m along one axis: six rows of lanes in, four out.
+inline void output_1d(const float* m, int64_t ms, float* o, int64_t os) {
+  for (int l = 0; l < kLanes; ++l) {
+    const float a = m[ms + l] + m[2 * ms + l], b = m[ms + l] - m[2 * ms + l];
+    const float c = m[3 * ms + l] + m[4 * ms + l], e = m[3 * ms + l] - m[4 * ms + l];
+    o[l] = m[l] + a + c;
+    o[os + l] = b + 2.f * e;
+    o[2 * os + l] = a + 4.f * c;
+    o[3 * os + l] = b + 8.f * e + m[5 * ms + l];
+  }
+}
+
+}  // namespace
+
+bool winograd_enabled() {
+  const char* v = std::getenv("MINFER_CPU_WINOGRAD");
+  return !(v && std::string(v) == "0");
+}
+
+bool winograd_pays(const WinogradShape& s) {
+  return s.c >= kWinogradMinChannels && s.m >= kWinogradMinChannels &&
+         s.oh >= kWinogradMinPlane && s.ow >= kWinogradMinPlane;
+}
+
+int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
+                              const float* weights) {
+  s_ = s;
+  tiles_w_ = ceil_div(s.ow, kTile);
+  tiles_ = ceil_div(s.oh, kTile) * tiles_w_;
+  // Whole micro-kernel panels, as many as the L2 budget allows. Independent of the batch, so
+  // that the plans of every batch size share the packing.
+  block_ = std::max(kAlignCols, kBlockBytes / (kPoints * (s.c + s.m) * int64_t(sizeof(float))) /
+                                    kAlignCols * kAlignCols);
+  ld_ = round_up(block_, kLanes);
+  const int64_t m = s.m, c = s.c, block = block_;
+  u_ = ctx.share<std::vector<PackedWeights>>(
+      "cpu.conv.winograd.block" + std::to_string(block),
+      size_t(kPoints) * size_t(m) * size_t(c) * sizeof(float), [&] {
+        // U = G g G^T per (output, input) channel pair, in double, stored as 36 [M, C].
+        std::vector<float> u(size_t(kPoints) * size_t(m * c));
+        for (int64_t oc = 0; oc < m; ++oc)
+          for (int64_t ic = 0; ic < c; ++ic) {
+            const float* g = weights + (oc * c + ic) * 9;
+            double gg[kIn][3];  // G g
+            for (int i = 0; i < kIn; ++i)
+              for (int k = 0; k < 3; ++k)
+                gg[i][k] = kG[i][0] * g[k] + kG[i][1] * g[3 + k] + kG[i][2] * g[6 + k];
+            for (int i = 0; i < kIn; ++i)
+              for (int j = 0; j < kIn; ++j) {
+                const double v = gg[i][0] * kG[j][0] + gg[i][1] * kG[j][1] + gg[i][2] * kG[j][2];
+                u[size_t(i * kIn + j) * size_t(m * c) + size_t(oc * c + ic)] = float(v);
+              }
+          }
+        auto packs = std::make_shared<std::vector<PackedWeights>>();
+        packs->reserve(kPoints);
+        for (int p = 0; p < kPoints; ++p)
+          packs->emplace_back(u.data() + size_t(p) * size_t(m * c), m, c, c, block);
+        return packs;
+      });
+  v_floats_ = round_up(kPoints * c * ld_, 16);
+  m_floats_ = round_up(kPoints * m * ld_, 16);
+  slice_floats_ = v_floats_ + m_floats_ + int64_t((*u_)[0].scratch_floats());
+  return slice_floats_;
+}
+
+void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, float* v) const {
+  const WinogradShape& s = s_;
+  const int64_t plane = s.h * s.w, image = s.c * plane;
+  for (int64_t g = 0; g < cols; g += kLanes) {
+    const int lanes = int(std::min<int64_t>(kLanes, cols - g));
+    // Where each tile's 6x6 window starts; an interior window needs no bounds checks.
+    int64_t base[kLanes], ih0[kLanes], iw0[kLanes];
+    bool inside[kLanes];
+    for (int l = 0; l < lanes; ++l) {
+      const int64_t t = t0 + g + l, n = t / tiles_, r = t % tiles_;
+      ih0[l] = r / tiles_w_ * kTile - s.pad_t;
+      iw0[l] = r % tiles_w_ * kTile - s.pad_l;
+      base[l] = n * image;
+      inside[l] = ih0[l] >= 0 && ih0[l] + kIn <= s.h && iw0[l] >= 0 && iw0[l] + kIn <= s.w;
+    }
+    alignas(32) float d[kPoints * kLanes], t[kPoints * kLanes], out[kPoints * kLanes];
+    // Lanes past the block's end stay zero (the GEMM reads whole rows of ld_ columns).
+    if (lanes < kLanes) std::fill(d, d + kPoints * kLanes, 0.f);
+    for (int64_t c = 0; c < s.c; ++c) {
+      for (int l = 0; l < lanes; ++l) {
+        const float* xc = x + base[l] + c * plane;
+        if (inside[l]) {
+          const float* p = xc + ih0[l] * s.w + iw0[l];
+          for (int i = 0; i < kIn; ++i)
+            for (int j = 0; j < kIn; ++j) d[(i * kIn + j) * kLanes + l] = p[i * s.w + j];
+        } else {
+          for (int i = 0; i < kIn; ++i) {
+            const int64_t ih = ih0[l] + i;
+            const bool row = ih >= 0 && ih < s.h;
+            for (int j = 0; j < kIn; ++j) {
+              const int64_t iw = iw0[l] + j;
+              d[(i * kIn + j) * kLanes + l] =
+                  row && iw >= 0 && iw < s.w ? xc[ih * s.w + iw] : 0.f;
+            }
+          }
+        }
+      }
+      // B^T d down the columns, then (B^T d) B along the rows.
+      for (int j = 0; j < kIn; ++j)
+        input_1d(d + j * kLanes, kIn * kLanes, t + j * kLanes, kIn * kLanes);
+      for (int i = 0; i < kIn; ++i)
+        input_1d(t + i * kIn * kLanes, kLanes, out + i * kIn * kLanes, kLanes);
+      float* dst = v + c * ld_ + g;
+      for (int p = 0; p < kPoints; ++p)
+        std::memcpy(dst + p * s.c * ld_, out + p * kLanes, kLanes * sizeof(float));
+    }
+  }
+}
+
+template <typename Store>
+void WinogradConv::output_tiles(const float* mo, int64_t t0, int64_t cols, int64_t m0,
+                                int64_t m1, const float* b, float* y, const float* z,
+                                Store& store) const {
+  const WinogradShape& s = s_;
+  const int64_t plane = s.oh * s.ow, point_stride = s.m * ld_;
+  for (int64_t g = 0; g < cols; g += kLanes) {
+    const int lanes = int(std::min<int64_t>(kLanes, cols - g));
+    // Each tile's first output (of channel 0) and its rows and columns inside the plane.
+    int64_t base[kLanes];
+    int rows[kLanes], width[kLanes];
+    for (int l = 0; l < lanes; ++l) {
+      const int64_t t = t0 + g + l, n = t / tiles_, r = t % tiles_;
+      const int64_t oh0 = r / tiles_w_ * kTile, ow0 = r % tiles_w_ * kTile;
+      base[l] = n * s.m * plane + oh0 * s.ow + ow0;
+      rows[l] = int(std::min<int64_t>(kTile, s.oh - oh0));
+      width[l] = int(std::min<int64_t>(kTile, s.ow - ow0));
+    }
+    alignas(32) float m[kPoints * kLanes], t[kTile * kIn * kLanes], o[kTile * kTile * kLanes];
+    for (int64_t oc = m0; oc < m1; ++oc) {
+      const float* src = mo + oc * ld_ + g;
+      for (int p = 0; p < kPoints; ++p)
+        std::memcpy(m + p * kLanes, src + p * point_stride, kLanes * sizeof(float));
+      for (int j = 0; j < kIn; ++j)
+        output_1d(m + j * kLanes, kIn * kLanes, t + j * kLanes, kIn * kLanes);
+      for (int i = 0; i < kTile; ++i)
+        output_1d(t + i * kIn * kLanes, kLanes, o + i * kTile * kLanes, kLanes);
+      const float bias = b ? b[oc] : 0.f;
+      for (float& v : o) v += bias;
+      for (int l = 0; l < lanes; ++l) {
+        const int64_t off = base[l] + oc * plane;
+        // Whole tiles (most of them) with constant bounds, which the compiler unrolls.
+        if (rows[l] == kTile && width[l] == kTile)
+          store(o + l, kTile, kTile, y + off, z ? z + off : nullptr);
+        else
+          store(o + l, rows[l], width[l], y + off, z ? z + off : nullptr);
+      }
+    }
+  }
+}
+
+void WinogradConv::transform_output(const float* mo, int64_t t0, int64_t cols, int64_t m0,
+                                    int64_t m1, const float* b, const float* z, float* y,
+                                    const Activation& act) const {
+  // One copy of the loop per epilogue, so that the per-element code has no branches.
+  auto run = [&](auto residual, auto clamp) {
+    const float lo = act.lo, hi = act.hi;
+    const int64_t ld = s_.ow;
+    auto store = [&](const float* o, int rows, int width, float* yt, const float* zt) {
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < width; ++j) {
+          float v = o[(i * kTile + j) * kLanes];
+          if constexpr (decltype(residual)::value) v += zt[i * ld + j];
+          if constexpr (decltype(clamp)::value) {  // as Activation::apply: NaN stays NaN
+            v = v < lo ? lo : v;
+            v = v > hi ? hi : v;
+          }
+          yt[i * ld + j] = v;
+        }
+    };
+    output_tiles(mo, t0, cols, m0, m1, b, y, z, store);
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  if (z)
+    act.enabled ? run(Yes{}, Yes{}) : run(Yes{}, No{});
+  else
+    act.enabled ? run(No{}, Yes{}) : run(No{}, No{});
+}
+
+void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
+                       const Activation& act, float* workspace, int threads) const {
+  const int64_t total = s_.n * tiles_;  // tiles of the batch; a block may span images
+  const int64_t blocks = ceil_div(total, block_);
+  const int64_t cols = std::min(ld_, round_up(ceil_div(total, blocks), kLanes));
+  // Few blocks for the threads (batch 1 on a small plane): the units also split the output
+  // channels, each part transforming the block's input itself (cheap next to its GEMMs).
+  int64_t parts = 1;
+  if (threads > 1 && blocks < 4 * threads)
+    for (int64_t p = 1; p <= 2 * threads && s_.m / p >= 16; ++p)  // GEMMs of >= 16 rows
+      if (blocks * p % threads == 0) {
+        parts = p;
+        break;
+      }
+  // Channel boundaries on multiples of 4 (PackedWeights::multiply's panels of rows).
+  auto channel = [&](int64_t i) { return i == parts ? s_.m : s_.m * i / parts / 4 * 4; };
+  const int64_t units = ceil_div(total, cols) * parts;
+  parallel_region(threads, [&](int tid, int nt) {
+    float* v = workspace + tid * slice_floats_;
+    float* mo = v + v_floats_;
+    float* scratch = mo + m_floats_;
+    int64_t transformed = -1;  // the block whose input v holds
+    for (int64_t u = split_begin(units, nt, tid); u < split_begin(units, nt, tid + 1); ++u) {
+      const int64_t block = u / parts, t0 = block * cols, n = std::min(cols, total - t0);
+      const int64_t m0 = channel(u % parts), m1 = channel(u % parts + 1);
+      if (n <= 0 || m0 >= m1) continue;
+      if (block != transformed) transform_input(x, t0, n, v), transformed = block;
+      for (int p = 0; p < kPoints; ++p) {
+        float* prod = mo + p * s_.m * ld_;
+        std::fill(prod + m0 * ld_, prod + m1 * ld_, 0.f);  // the GEMM accumulates
+        (*u_)[p].multiply(m0, m1, v + p * s_.c * ld_, ld_, n, prod, ld_, scratch);
+      }
+      transform_output(mo, t0, n, m0, m1, b, z, y, act);
+    }
+  });
+}
+
+}  // namespace minfer::cpu

@@ -1,0 +1,79 @@
+// Winograd F(4x4, 3x3) for fp32 NCHW 3x3 stride-1 convolutions (Lavin & Gray, 2015): a 4x4
+// output tile costs 36 multiplications per (input, output) channel pair instead of 144, so
+// the GEMMs do 4x fewer flops than im2col's (fewer gained where the plane is not a multiple of
+// 4: a 14x14 output computes 16x16), at the cost of the input and output transforms.
+//
+//   U = G g G^T  (weights, once per session)   V = B^T d B  (6x6 input tiles)
+//   Y = A^T [U . V] A                            (the "." is 36 GEMMs M x tiles x C)
+//
+// with the interpolation points 0, +-1, +-2 and infinity. The weights are transformed once at
+// prepare in double precision and packed as 36 PackedWeights [M, C]; a run transforms a
+// block of tiles of the input into 36 matrices [C, tiles], multiplies them, and transforms the
+// 36 products back, adding the bias and the residual and clamping in the same pass.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/packed_gemm.h"
+#include "minfer/kernel.h"
+
+namespace minfer::cpu {
+
+// Below these, Winograd does not pay or costs too much memory. The transformed weights take
+// 36/9 = 4x the weights' memory, and the last stage of ResNets (7x7 outputs: 4 tiles of which
+// 15/16 of the second row and column are padding) holds most of a network's 3x3 weights
+// while gaining little: the output plane must be at least kWinogradMinPlane on each side.
+// The transforms cost per tile in proportion to C + M and the GEMMs to C * M: with 16
+// channels (CIFAR ResNets' first stage, 32x32) Winograd measured no faster than im2col, with
+// 32 (16x16) about even to 1.5x faster, with 64 and more 2-2.3x.
+constexpr int64_t kWinogradMinPlane = 14;
+constexpr int64_t kWinogradMinChannels = 32;
+
+// False when the environment sets MINFER_CPU_WINOGRAD=0 (A/B benchmarks, a fallback).
+bool winograd_enabled();
+
+// A 3x3, stride-1, undilated, ungrouped 2-D convolution; sizes in elements.
+struct WinogradShape {
+  int64_t n, c, h, w;  // input
+  int64_t m, oh, ow;   // output
+  int64_t pad_t, pad_l;
+};
+
+// Whether the convolution is large enough for Winograd (see the constants above).
+bool winograd_pays(const WinogradShape& s);
+
+class WinogradConv {
+ public:
+  // Transforms and packs the weights [M, C, 3, 3] (shared through ctx with the session's other
+  // plans) and returns the workspace floats that one thread needs (a multiple of 16).
+  int64_t prepare(PrepareContext& ctx, const WinogradShape& s, const float* weights);
+  // y = act(conv(x) + b + z); b and z may be null. workspace: threads x prepare()'s floats.
+  void run(const float* x, const float* b, const float* z, float* y, const Activation& act,
+           float* workspace, int threads) const;
+
+ private:
+  // The input transform of tiles [t0, t0 + cols) (numbered over the batch) into v: 36
+  // matrices [C, ld_], row-major.
+  void transform_input(const float* x, int64_t t0, int64_t cols, float* v) const;
+  // The output transform of rows [m0, m1) of the 36 products mo ([M, ld_] each) for the same
+  // tiles, with the epilogue, written to y.
+  void transform_output(const float* mo, int64_t t0, int64_t cols, int64_t m0, int64_t m1,
+                        const float* b, const float* z, float* y, const Activation& act) const;
+  // Its loop over channels and tiles; store(o, rows, width, y, z) writes one tile's outputs
+  // (o: the tile's 4x4 values plus bias, kLanes floats apart).
+  template <typename Store>
+  void output_tiles(const float* mo, int64_t t0, int64_t cols, int64_t m0, int64_t m1,
+                    const float* b, float* y, const float* z, Store& store) const;
+
+  WinogradShape s_{};
+  int64_t tiles_w_ = 0, tiles_ = 0;  // tiles per row of the output plane, per image
+  int64_t block_ = 0;                // tiles per GEMM block (the packing's max columns)
+  int64_t ld_ = 0;                   // row stride of the transformed blocks (block_, by 8)
+  int64_t v_floats_ = 0, m_floats_ = 0, slice_floats_ = 0;  // per-thread workspace
+  std::shared_ptr<const std::vector<PackedWeights>> u_;      // 36 matrices [M, C]
+};
+
+}  // namespace minfer::cpu
