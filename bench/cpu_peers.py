@@ -12,7 +12,8 @@ Each file then runs in minfer (`minfer bench FILE --json`), ONNX Runtime (all gr
 optimizations, `threads` intra-op threads) and OpenVINO (CPU plugin, latency hint, f32
 inference precision, `threads` inference threads), interleaved so that machine noise hits all
 three alike. Prints median ms and peer / minfer (below 1: minfer is slower), the CPU model and
-the ISA level minfer's kernels chose (MINFER_ISA caps it). On a shared machine, repeat the
+the variants minfer's kernels chose: the ISA level of the int8 kernels (MINFER_ISA caps it),
+"winograd" for fp32 convs run that way (MINFER_CPU_WINOGRAD=0 turns it off). On a shared machine, repeat the
 run: the load of other processes moves the figures, 2-thread ones most. Needs `pip install onnxruntime openvino numpy` (e.g. in a venv; minfer
 itself never needs them).
 """
@@ -105,8 +106,8 @@ def openvino_ms(core, path, batch, threads, iterations):
     return timed(lambda: req.infer({name: x}), iterations)
 
 
-def isa_of(kernels):
-    """The ISA levels minfer's kernels report, e.g. "avx512vnni" (from "name [level]")."""
+def variants_of(kernels):
+    """The variants minfer's kernels report, e.g. "avx512vnni" or "winograd" (from "name [v]")."""
     levels = sorted({k[k.index("[") + 1:k.index("]")] for k in kernels if "[" in k})
     return ",".join(levels) if levels else "-"
 
@@ -129,7 +130,7 @@ def main():
     print(f"{cpu_model()}, {os.cpu_count()} CPUs; MINFER_ISA={os.environ.get('MINFER_ISA', '(auto)')}")
     print(f"onnxruntime {ort.__version__}, openvino {ov.__version__}; median of "
           f"{args.iterations} runs (ms); ratio = peer / minfer (below 1: minfer is slower)")
-    cols = ["model", "precision", "batch", "threads", "minfer ISA", "minfer", "ORT", "OpenVINO",
+    cols = ["model", "precision", "batch", "threads", "minfer variants", "minfer", "ORT", "OpenVINO",
             "ORT/minfer", "OV/minfer"]
     if args.markdown:
         print("| " + " | ".join(cols) + " |")
@@ -148,7 +149,7 @@ def main():
                                                    args.iterations)
                     t_ort = ort_ms(path, batch, threads, args.iterations)
                     t_ov = openvino_ms(core, path, batch, threads, args.iterations)
-                    row = [model, precision, batch, threads, isa_of(kernels), f"{t_minfer:.2f}",
+                    row = [model, precision, batch, threads, variants_of(kernels), f"{t_minfer:.2f}",
                            f"{t_ort:.2f}", f"{t_ov:.2f}", f"{t_ort / t_minfer:.2f}",
                            f"{t_ov / t_minfer:.2f}"]
                     if args.markdown:
