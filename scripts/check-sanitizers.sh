@@ -4,7 +4,7 @@
 #      (CPU only; OpenMP off, as libomp's own allocations would read as leaks);
 #   2. runs every test under them: any report fails the run, in the test process and in the
 #      CLI processes the tests start (UBSan halts on its first report);
-#   3. builds the test binary again with ThreadSanitizer and runs the [concurrency] tests
+#   3. builds the [concurrency] tests again with ThreadSanitizer (their own binary) and runs them
 #      (threads sharing a Session, its plan cache and the CPU task pool) under it;
 #   4. replays fuzz/regressions, then fuzzes the ONNX loader from a seed corpus of the ONNX
 #      conformance models (fuzz/README.md): MINFER_FUZZ_RUNS inputs (default 300000) from the
@@ -44,8 +44,9 @@ cmake -S . -B "$tsan" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" \
   -DMINFER_SANITIZE=thread -DMINFER_WITH_CUDA=OFF -DMINFER_WITH_OPENMP=OFF \
   -DMINFER_BUILD_TESTS=ON -DMINFER_BUILD_BENCH=OFF
-cmake --build "$tsan" -j"$(nproc)" --target minfer_tests
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$tsan/tests/minfer_tests" "[concurrency]"
+cmake --build "$tsan" -j"$(nproc)" --target minfer_concurrency_tests  # (not the whole suite)
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 "$tsan/tests/minfer_concurrency_tests" \
+  "[concurrency]"
 
 fuzzer=$build/fuzz/fuzz_onnx_load
 "$fuzzer" fuzz/regressions/*.onnx
