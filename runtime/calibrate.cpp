@@ -109,6 +109,10 @@ Calibrator::Calibrator(const Graph& fp32_graph, CalibrationOptions options)
   check(options.bins >= 256, ErrorCode::InvalidArgument,
         "calibration needs at least 256 histogram bins, got " + std::to_string(options.bins));
   impl_->options = options;
+  // A model whose inputs have a fixed batch (most model-zoo files: [1, 3, 224, 224]) cannot take
+  // stacked samples: add_all then runs them one at a time.
+  for (const Value* v : fp32_graph.inputs())
+    if (v->shape.rank() == 0 || v->shape.dims()[0] >= 0) impl_->options.batch = 1;
   Graph g = clone_graph(fp32_graph);
   prepare_for_quantization(g);
   // Every float activation becomes an output, so one run sees them all.

@@ -17,7 +17,8 @@ namespace minfer::cli {
 
 void add_calib_batch_option(ArgParser& p) {
   p.option("--calib-batch", "N",
-           "calibration samples per fp32 run (default 8): memory grows with N, and another N "
+           "calibration samples per fp32 run (default 8; 1 for a model whose inputs have a fixed "
+           "batch): memory grows with N, and another N "
            "may change the table slightly");
 }
 

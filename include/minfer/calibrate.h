@@ -47,7 +47,8 @@ struct CalibrationTable {
 
 struct CalibrationOptions {
   int threads = 0;       // for the fp32 runs; 0 = all cores
-  int batch = 8;         // samples stacked per run by add_all (same shapes only)
+  int batch = 8;         // samples stacked per run by add_all (same shapes only; 1 where an
+                         // input of the model has a fixed batch dimension)
   int bins = 2048;       // histogram bins of |x| per tensor
   bool progress = true;  // progress bar on stderr (plain lines when it is not a terminal)
 };

@@ -1,4 +1,5 @@
 // `minfer quantize` and `--precision int8` on the command line, run as a separate process.
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -62,4 +63,21 @@ TEST_CASE("minfer quantize writes a QDQ model that run and eval use", "[int8][cl
                          test::shell_quote((dir / "random.onnx").string()));
   CHECK(random.code == 0);
   CHECK(random.err.find("RANDOM") != std::string::npos);
+}
+
+// Most model-zoo files fix the batch at 1 ([1, 3, H, W]): calibration then runs the samples one
+// at a time instead of stacking them (it used to stack 8 and fail on the input's shape).
+TEST_CASE("minfer quantize calibrates a model whose input has a fixed batch", "[int8][cli]") {
+  const auto dir = test::temp_dir("int8_cli_fixed_batch");
+  const std::string src = test::shell_quote(
+      (std::filesystem::path(MINFER_SOURCE_DIR) / "tests/python/tiny_models/efficientnet_op13.onnx")
+          .string());
+  const std::string out = test::shell_quote((dir / "q.onnx").string());
+  CliResult q = cli("quantize " + src + " --calib random --calib-count 12 -o " + out);
+  INFO("stderr: " << q.err);
+  REQUIRE(q.code == 0);
+  CHECK(q.err.find("12 samples") != std::string::npos);
+  CliResult b = cli("bench " + out + " --iterations 1 --warmup 0");
+  INFO("stderr: " << b.err);
+  CHECK(b.code == 0);
 }
