@@ -72,4 +72,27 @@ inline void require_equal(const Tensor& a, const Tensor& b) {
   REQUIRE(std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0);
 }
 
+// Sets an environment variable for the object's lifetime (kernels read MINFER_ISA,
+// MINFER_CPU_WINOGRAD, MINFER_IGEMM_PLAN at prepare; CLI children inherit it), then restores
+// what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_.empty())
+      ::unsetenv(name_);
+    else
+      ::setenv(name_, old_.c_str(), 1);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+};
+
 }  // namespace minfer::test

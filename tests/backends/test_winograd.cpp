@@ -21,12 +21,6 @@ namespace {
 
 constexpr double kRelBound = 2e-5;
 
-// Sets MINFER_CPU_WINOGRAD for one scope.
-struct EnvWinograd {
-  explicit EnvWinograd(const char* v) { setenv("MINFER_CPU_WINOGRAD", v, 1); }
-  ~EnvWinograd() { unsetenv("MINFER_CPU_WINOGRAD"); }
-};
-
 struct WinoCase {
   const char* what;
   Shape x;
@@ -178,7 +172,7 @@ TEST_CASE("MINFER_CPU_WINOGRAD=0 falls back to im2col with the same results", "[
     const double wino = check_case(c, 2, true, a);
     double im2col = 0;
     {
-      EnvWinograd off("0");
+      test::ScopedEnv off("MINFER_CPU_WINOGRAD", "0");
       im2col = check_case(c, 2, false, b);
     }
     CAPTURE(wino, im2col);

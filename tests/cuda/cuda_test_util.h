@@ -186,28 +186,6 @@ std::string capture_stderr(const std::string& name, F&& f) {
   return text;
 }
 
-// Sets an environment variable for the object's lifetime (the CUDA kernels read
-// MINFER_IGEMM_PLAN at prepare), then restores what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_.empty())
-      ::unsetenv(name_);
-    else
-      ::setenv(name_, old_.c_str(), 1);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-};
-
 // Every plan of the implicit GEMM by its MINFER_IGEMM_PLAN name: each tile, unsplit and with K
 // split over `splits` blocks.
 inline std::vector<std::string> igemm_plan_names(int splits) {

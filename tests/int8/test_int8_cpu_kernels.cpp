@@ -58,12 +58,6 @@ struct IsaGuard {
   ~IsaGuard() { cpu::reset_isa_cap(); }
 };
 
-// Sets MINFER_ISA for one scope.
-struct EnvIsa {
-  explicit EnvIsa(const char* v) { setenv("MINFER_ISA", v, 1); }
-  ~EnvIsa() { unsetenv("MINFER_ISA"); }
-};
-
 }  // namespace
 
 TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "[int8]") {
@@ -213,7 +207,7 @@ TEST_CASE("ISA levels can be capped and a level the CPU lacks is refused", "[int
       CHECK(cpu::active_isa() == isa);
     } else {
       CHECK_THROWS_AS(cpu::set_isa_cap(isa), Error);
-      EnvIsa env(cpu::isa_name(isa));
+      test::ScopedEnv env("MINFER_ISA", cpu::isa_name(isa));
       cpu::reset_isa_cap();
       try {
         cpu::active_isa();
@@ -236,11 +230,11 @@ TEST_CASE("ISA levels can be capped and a level the CPU lacks is refused", "[int
   cpu::reset_isa_cap();
   CHECK(cpu::active_isa() == isas.back());
   {
-    EnvIsa env("avx2");
+    test::ScopedEnv env("MINFER_ISA", "avx2");
     CHECK(cpu::active_isa() == cpu::Isa::avx2);
   }
   {
-    EnvIsa env("sse2");
+    test::ScopedEnv env("MINFER_ISA", "sse2");
     try {
       cpu::active_isa();
       FAIL("MINFER_ISA=sse2 was accepted");

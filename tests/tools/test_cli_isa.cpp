@@ -13,12 +13,6 @@ namespace cpu = minfer::cpu;
 
 namespace {
 
-// Sets MINFER_ISA for one scope (the CLI child process inherits it).
-struct EnvIsa {
-  explicit EnvIsa(const char* v) { setenv("MINFER_ISA", v, 1); }
-  ~EnvIsa() { unsetenv("MINFER_ISA"); }
-};
-
 CliResult bench_int8() {
   return cli("bench cifar-resnet20 --precision int8 --calib random --calib-count 2 "
              "--iterations 1 --warmup 0 --json");
@@ -29,7 +23,7 @@ CliResult bench_int8() {
 TEST_CASE("cli: MINFER_ISA picks the int8 kernels' level and refuses what the CPU lacks",
           "[cli][isa]") {
   for (cpu::Isa isa : cpu::kAllIsas) {
-    EnvIsa env(cpu::isa_name(isa));
+    minfer::test::ScopedEnv env("MINFER_ISA", cpu::isa_name(isa));
     const CliResult r = bench_int8();
     INFO(cpu::isa_name(isa) << "\nstdout: " << r.out << "\nstderr: " << r.err);
     if (cpu::isa_supported(isa)) {
@@ -42,7 +36,7 @@ TEST_CASE("cli: MINFER_ISA picks the int8 kernels' level and refuses what the CP
       CHECK_THAT(r.err, Catch::Contains("cannot run"));
     }
   }
-  EnvIsa env("sse2");
+  minfer::test::ScopedEnv env("MINFER_ISA", "sse2");
   const CliResult r = bench_int8();
   CHECK(r.code > 0);
   CHECK(r.code < 128);

@@ -1,5 +1,4 @@
 // The command line's memory options: bench over a list of batch sizes, --memory-limit.
-#include <cstdlib>
 #include <filesystem>
 
 #include "cli_test_util.h"
@@ -90,9 +89,10 @@ TEST_CASE("cli: running an ONNX file holds its weights about twice, not three ti
     REQUIRE(r.code == 0);
     return minfer::json::parse(r.out).find("peak_rss_bytes")->integer;
   };
-  setenv("MINFER_CPU_WINOGRAD", "0", 1);  // the CLI child inherits it
-  const int64_t peak = peak_rss();
-  unsetenv("MINFER_CPU_WINOGRAD");
+  const int64_t peak = [&] {
+    minfer::test::ScopedEnv im2col("MINFER_CPU_WINOGRAD", "0");  // the CLI child inherits it
+    return peak_rss();
+  }();
   const int64_t winograd = peak_rss();
   INFO("peak RSS " << peak << " bytes (" << winograd << " with Winograd), file " << file_bytes
                    << " bytes");
