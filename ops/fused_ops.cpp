@@ -1,9 +1,12 @@
 // com.minfer:FusedConv and com.minfer:FusedGemm, made by the fusion passes:
 //   FusedConv(X, W, [B], [Z]) = act(Conv(X, W, B) + Z)
 //   FusedGemm(A, B, [C])      = act(Gemm(A, B, C))
-// act is "" (none), "Relu" or "Clip" (activation_min/activation_max). Z, the residual, has the
-// output's shape. The reference kernels reuse Conv's and Gemm's.
+// act is "" (none), "Relu", "Clip" (activation_min/activation_max), "Sigmoid", "Silu"
+// (x * sigmoid(x)), "HardSigmoid" (activation_alpha/activation_beta) or "HardSwish". Z, the
+// residual, has the output's shape. The reference kernels reuse Conv's and Gemm's and apply
+// the activation in double.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "minfer/registry.h"
@@ -12,29 +15,50 @@
 namespace minfer {
 
 namespace {
+const char* const kActivations[] = {"Relu", "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish"};
+
 std::vector<std::string> with_activation(std::vector<std::string> attrs) {
-  attrs.insert(attrs.end(), {"activation", "activation_min", "activation_max"});
+  attrs.insert(attrs.end(), {"activation", "activation_min", "activation_max",
+                             "activation_alpha", "activation_beta"});
   return attrs;
 }
 
 void apply_activation(const Node& n, Tensor& y) {
   const std::string act = n.attrs.get_string("activation", "");
-  float* p = y.data<float>();
   if (act.empty()) return;
-  float lo = 0, hi = std::numeric_limits<float>::infinity();
+  double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
+  if (act == "Relu") lo = 0;
   if (act == "Clip") {
     lo = n.attrs.get_float("activation_min", std::numeric_limits<float>::lowest());
     hi = n.attrs.get_float("activation_max", std::numeric_limits<float>::max());
-  } else if (act != "Relu") {
-    throw Error(ErrorCode::InvalidModel, n.describe() + ": unknown activation '" + act + "'");
   }
-  for (int64_t i = 0; i < y.numel(); ++i) p[i] = std::min(std::max(p[i], lo), hi);
+  const double alpha = n.attrs.get_float("activation_alpha", 0.2f);
+  const double beta = n.attrs.get_float("activation_beta", 0.5f);
+  auto hard_sigmoid = [](double v, double a, double b) { return std::clamp(a * v + b, 0.0, 1.0); };
+  auto apply = [&y](auto f) {
+    float* p = y.data<float>();
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = float(f(double(p[i])));
+  };
+  if (act == "Relu" || act == "Clip")
+    apply([&](double x) { return std::min(std::max(x, lo), hi); });
+  else if (act == "Sigmoid")
+    apply([](double x) { return 1 / (1 + std::exp(-x)); });
+  else if (act == "Silu")
+    apply([](double x) { return x / (1 + std::exp(-x)); });
+  else if (act == "HardSigmoid")
+    apply([&](double x) { return hard_sigmoid(x, alpha, beta); });
+  else if (act == "HardSwish")
+    apply([&](double x) { return x * hard_sigmoid(x, 1.0 / 6, 0.5); });
+  else
+    throw Error(ErrorCode::InvalidModel, n.describe() + ": unknown activation '" + act + "'");
 }
 
 void check_activation(InferContext& ctx) {
-  std::string act = ctx.attrs().get_string("activation", "");
-  ctx.require(act.empty() || act == "Relu" || act == "Clip",
-              "activation must be \"\", \"Relu\" or \"Clip\", got \"" + act + "\"");
+  const std::string act = ctx.attrs().get_string("activation", "");
+  bool known = act.empty();
+  for (const char* a : kActivations) known = known || act == a;
+  ctx.require(known, "activation must be \"\", \"Relu\", \"Clip\", \"Sigmoid\", \"Silu\", "
+                     "\"HardSigmoid\" or \"HardSwish\", got \"" + act + "\"");
 }
 
 // Runs `base`'s inference on the first `count` inputs of the node.

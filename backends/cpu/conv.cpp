@@ -108,8 +108,10 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   }
 
   // Winograd where it applies and pays (winograd.h); the im2col packing is then not made.
+  // Its output transform inlines clamps only (Relu, Clip), not the smooth activations.
   const WinogradShape ws_shape{d.n, d.c, d.h, d.w, d.m, d.oh, d.ow, d.pad_t, d.pad_l};
   if (method_ == Method::Im2col && two_d && d.group == 1 && d.kh == 3 && d.kw == 3 &&
+      act_.is_clamp() &&
       d.sh == 1 && d.sw == 1 && d.dh == 1 && d.dw == 1 && weight_.defined() &&
       winograd_pays(ws_shape) && winograd_enabled()) {
     method_ = Method::Winograd;

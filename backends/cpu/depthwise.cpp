@@ -116,8 +116,8 @@ void plane(const DepthwisePlane& a) {
       for (int64_t c = 0; c < a.ow; ++c) y[c] = sum[c] + a.bias + z[c];
     else
       for (int64_t c = 0; c < a.ow; ++c) y[c] = sum[c] + a.bias;
-    if (a.act->enabled) a.act->apply(y, a.ow);
   }
+  a.act->apply(a.y, a.oh * a.ow);  // the whole plane at once: its rows may be short
 }
 
 }  // namespace

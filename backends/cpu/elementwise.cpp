@@ -4,10 +4,10 @@
 // dims merge when both operands step through them the same way), so that same-shape,
 // scalar and per-channel operands all become one inner loop over a contiguous run with
 // each operand either advancing (stride 1) or fixed (stride 0).
-#include <Eigen/Core>
 #include <algorithm>
 #include <limits>
 
+#include "backends/cpu/epilogue.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/parallel.h"
 #include "ops/broadcast.h"
@@ -42,10 +42,15 @@ class SigmoidKernel final : public Kernel {
   void run(RunContext& ctx) const override {
     const float* x = ctx.inputs[0]->data<float>();
     float* y = ctx.outputs[0]->data<float>();
+    Activation sigmoid;  // the fused epilogues' vectorized sigmoid
+    sigmoid.enabled = true;
+    sigmoid.kind = Activation::Kind::Sigmoid;
     parallel_ranges(ctx.threads, ctx.outputs[0]->numel(), [&](int64_t lo, int64_t hi) {
-      Eigen::Map<const Eigen::ArrayXf> xa(x + lo, hi - lo);
-      Eigen::Map<Eigen::ArrayXf> ya(y + lo, hi - lo);
-      ya = (1.f + (-xa).exp()).inverse();  // Eigen's vectorized exp
+      for (int64_t b = lo; b < hi; b += 1024) {  // copied and computed while in L1
+        const int64_t e = std::min(hi, b + 1024);
+        if (y != x) std::copy(x + b, x + e, y + b);
+        sigmoid.apply(y + b, e - b);
+      }
     });
   }
 };

@@ -1,8 +1,81 @@
 #include "backends/cpu/epilogue.h"
 
+#include <cstring>
+
 namespace minfer::cpu {
 
+namespace {
+
+// 8 floats as one vector (GCC/Clang vector extension, as in depthwise.cpp); loaded and stored
+// with memcpy (unaligned).
+using Vec8 = float __attribute__((vector_size(32)));
+using Int8 = int32_t __attribute__((vector_size(32)));
+
+// exp(x) as 2^n * exp(r), n = round(x / ln 2), |r| <= ln 2 / 2, exp(r) by Cephes' degree-7
+// polynomial: within 2 ulp of the true value (tests/backends/test_activations.cpp). x is
+// clamped to where the result is a normal float, so that 2^n can be added to the exponent
+// bits; a NaN fails both comparisons and stays NaN.
+inline Vec8 exp8(Vec8 x) {
+  x = x < -87.33654f ? Vec8{} - 87.33654f : x;
+  x = x > 88.37626f ? Vec8{} + 88.37626f : x;
+  const float round = 12582912.f;  // 1.5 * 2^23: adding it rounds to an integer
+  const Vec8 n = (x * 1.44269504f + round) - round;
+  const Vec8 r = (x - n * 0.693359375f) - n * -2.12194440e-4f;  // ln 2 in two parts
+  Vec8 p = r * 1.9875691500e-4f + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.f;
+  Int8 bits;
+  std::memcpy(&bits, &p, sizeof p);
+  bits += __builtin_convertvector(n, Int8) << 23;
+  std::memcpy(&p, &bits, sizeof p);
+  return p;
+}
+
+// p[i] = f(p[i]) 8 at a time; the last 1..7 through a padded vector (no scalar tail: rows of
+// a small plane are short).
+template <typename F>
+void map8(float* p, int64_t n, F f) {
+  int64_t i = 0;
+  for (Vec8 x; i + 8 <= n; i += 8) {
+    std::memcpy(&x, p + i, sizeof x);
+    x = f(x);
+    std::memcpy(p + i, &x, sizeof x);
+  }
+  if (i == n) return;
+  Vec8 x = {};
+  std::memcpy(&x, p + i, size_t(n - i) * sizeof(float));
+  x = f(x);
+  std::memcpy(p + i, &x, size_t(n - i) * sizeof(float));
+}
+
+inline Vec8 clamp01(Vec8 x) {
+  x = x < 0.f ? Vec8{} : x;
+  return x > 1.f ? Vec8{} + 1.f : x;
+}
+
+}  // namespace
+
+void Activation::apply_smooth(float* p, int64_t n) const {
+  const float a = alpha, b = beta;
+  switch (kind) {
+    case Kind::Sigmoid:
+      return map8(p, n, [](Vec8 x) { return 1.f / (1.f + exp8(-x)); });
+    case Kind::Silu:
+      return map8(p, n, [](Vec8 x) { return x / (1.f + exp8(-x)); });
+    case Kind::HardSigmoid:
+      return map8(p, n, [a, b](Vec8 x) { return clamp01(a * x + b); });
+    case Kind::HardSwish:
+      return map8(p, n, [](Vec8 x) { return x * clamp01(x * (1.f / 6.f) + 0.5f); });
+    case Kind::Clamp:
+      return;
+  }
+}
+
 Activation parse_activation(const Node& node) {
+  using Kind = Activation::Kind;
   Activation act;
   const std::string kind = node.attrs.get_string("activation", "");
   if (kind.empty()) return act;
@@ -12,9 +85,21 @@ Activation parse_activation(const Node& node) {
   } else if (kind == "Clip") {
     act.lo = node.attrs.get_float("activation_min", act.lo);
     act.hi = node.attrs.get_float("activation_max", act.hi);
+  } else if (kind == "Sigmoid") {
+    act.kind = Kind::Sigmoid;
+  } else if (kind == "Silu") {
+    act.kind = Kind::Silu;
+  } else if (kind == "HardSigmoid") {
+    act.kind = Kind::HardSigmoid;
+    act.alpha = node.attrs.get_float("activation_alpha", act.alpha);
+    act.beta = node.attrs.get_float("activation_beta", act.beta);
+  } else if (kind == "HardSwish") {
+    act.kind = Kind::HardSwish;
   } else {
-    throw Error(ErrorCode::InvalidModel, node.describe() + ": fused activation '" + kind +
-                                             "' is not supported (expected Relu or Clip)");
+    throw Error(ErrorCode::InvalidModel,
+                node.describe() + ": fused activation '" + kind +
+                    "' is not supported (expected Relu, Clip, Sigmoid, Silu, HardSigmoid or "
+                    "HardSwish)");
   }
   return act;
 }

@@ -8,25 +8,44 @@
 
 namespace minfer::cpu {
 
-// An activation that is a clamp: Relu = [0, inf), Clip = [min, max]. Disabled = identity.
+// The activation a kernel applies to its output while it is still in cache. Relu and Clip are
+// clamps (Relu = [0, inf), Clip = [lo, hi]), the only kinds the CUDA kernels and Winograd's
+// inlined epilogue handle (is_clamp()); the smooth ones are applied by apply() alone:
+//   Sigmoid      1 / (1 + exp(-x))
+//   Silu         x * Sigmoid(x)                 (Conv -> Sigmoid -> Mul, EfficientNet)
+//   HardSigmoid  max(0, min(1, alpha * x + beta))
+//   HardSwish    x * max(0, min(1, x / 6 + 1/2))  (MobileNet v3)
 struct Activation {
-  bool enabled = false;
-  float lo = -std::numeric_limits<float>::infinity();
-  float hi = std::numeric_limits<float>::infinity();
+  enum class Kind { Clamp, Sigmoid, Silu, HardSigmoid, HardSwish };
 
-  // min(max(x, lo), hi) as Clip computes it (a NaN stays NaN).
+  bool enabled = false;  // false = identity
+  Kind kind = Kind::Clamp;
+  float lo = -std::numeric_limits<float>::infinity();  // Clamp
+  float hi = std::numeric_limits<float>::infinity();
+  float alpha = 0.2f, beta = 0.5f;  // HardSigmoid (ONNX defaults)
+
+  bool is_clamp() const { return !enabled || kind == Kind::Clamp; }
+
+  // Applies the activation to p[0, n) in place.
   void apply(float* p, int64_t n) const {
+    if (!enabled) return;
+    if (kind != Kind::Clamp) return apply_smooth(p, n);
+    // min(max(x, lo), hi) as Clip computes it (a NaN stays NaN).
     const float l = lo, h = hi;
     for (int64_t i = 0; i < n; ++i) {
       float v = p[i] < l ? l : p[i];
       p[i] = v > h ? h : v;
     }
   }
+
+ private:
+  void apply_smooth(float* p, int64_t n) const;
 };
 
 // Reads the fused-activation attributes of a node: `activation` ("" or absent = none, "Relu",
-// "Clip") and, for Clip, `activation_min` / `activation_max` (absent = unbounded). Throws
-// InvalidModel naming the node for any other activation.
+// "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish"), for Clip `activation_min` /
+// `activation_max` (absent = unbounded), for HardSigmoid `activation_alpha` /
+// `activation_beta`. Throws InvalidModel naming the node for any other activation.
 Activation parse_activation(const Node& node);
 
 }  // namespace minfer::cpu

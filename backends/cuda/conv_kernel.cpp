@@ -9,7 +9,6 @@
 // planner makes of constant inputs.
 #include <algorithm>
 
-#include "backends/cpu/epilogue.h"
 #include "backends/cuda/kernels.h"
 #include "ops/conv_geometry.h"
 
@@ -52,8 +51,7 @@ class ConvCuda final : public Kernel {
     for (size_t i = 0; i < g.rank(); ++i)
       unpadded = unpadded && g.pads_begin[i] == 0 && g.pads_end[i] == 0;
     direct_ = win_.kh == 1 && win_.kw == 1 && win_.sh == 1 && win_.sw == 1 && unpadded;
-    const cpu::Activation act = cpu::parse_activation(ctx.node);
-    act_ = {act.enabled, act.lo, act.hi};
+    act_ = fused_clamp(ctx);
     has_bias_ = ctx.inputs.size() > 2 && ctx.inputs[2].present;
     has_residual_ = ctx.inputs.size() > 3 && ctx.inputs[3].present;
 

@@ -1,7 +1,6 @@
 // fp32 Gemm and com.minfer:FusedGemm on CUDA: Y = act(alpha * op(A) * op(B) + beta * C), one
 // cuBLAS SGEMM (row-major Y computed as column-major Y^T = op(B)^T op(A)^T), then an epilogue
 // kernel for the broadcast C and the activation.
-#include "backends/cpu/epilogue.h"
 #include "backends/cuda/kernels.h"
 #include "ops/broadcast.h"
 
@@ -44,8 +43,7 @@ class GemmCuda final : public Kernel {
       c_row_ = int(st[0]);
       c_col_ = int(st[1]);
     }
-    const cpu::Activation act = cpu::parse_activation(ctx.node);
-    act_ = {act.enabled, act.lo, act.hi};
+    act_ = fused_clamp(ctx);
   }
 
   void run(RunContext& ctx) const override {

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "backends/cpu/epilogue.h"
 #include "backends/cuda/igemm_tune.h"
 #include "backends/cuda/kernels.h"
 #include "ops/int8/int8_ops.h"
@@ -69,8 +68,7 @@ class HConvCuda final : public Kernel {
           return u;
         });
     stage_.bias = b ? uploaded_->bias.as<float>() : nullptr;
-    const cpu::Activation act = cpu::parse_activation(ctx.node);
-    stage_.act = {act.enabled, act.lo, act.hi};
+    stage_.act = fused_clamp(ctx);
     stage_.residual = ctx.inputs.size() > 3 && ctx.inputs[3].present;
     ctx.packed_inputs = {1, 2};
     plan_ = choose_plan(ctx);

@@ -1,5 +1,6 @@
 // Helpers shared by the CUDA kernels (backends/cuda/kernels.h).
 #include "backends/cuda/kernels.h"
+#include "backends/cpu/epilogue.h"
 #include "backends/cuda_api.h"
 
 namespace minfer::cuda {
@@ -15,6 +16,14 @@ bool outputs_fit(const PrepareContext& ctx) {
   for (const TensorInfo& o : ctx.outputs)
     if (o.present && (!o.shape.is_static() || o.shape.numel() > kMaxElements)) return false;
   return !ctx.outputs.empty();
+}
+
+Clamp fused_clamp(const PrepareContext& ctx) {
+  const cpu::Activation act = cpu::parse_activation(ctx.node);
+  if (!act.is_clamp())
+    ctx.fail("the CUDA kernels fuse only Relu and Clip, not activation '" +
+             ctx.node.attrs.get_string("activation", "") + "'");
+  return {act.enabled, act.lo, act.hi};
 }
 
 Window2d window_2d(const WindowGeometry& g) {

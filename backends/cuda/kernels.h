@@ -40,6 +40,10 @@ DeviceBuffer upload(DeviceContext& ctx, const std::vector<T>& v) {
   return upload(ctx, v.data(), v.size() * sizeof(T));
 }
 
+// The node's fused activation as a clamp; fails naming the node for the smooth activations
+// (Sigmoid, Silu, ...), which only the CPU kernels fuse (their pass runs for CPU sessions).
+Clamp fused_clamp(const PrepareContext& ctx);
+
 // The window of a 1-D or 2-D conv or pool as the CUDA kernels take it (1-D: height 1).
 Window2d window_2d(const WindowGeometry& g);
 

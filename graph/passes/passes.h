@@ -15,6 +15,8 @@ bool fold_batchnorm(Graph& g, PassLog& log);        // Conv/Gemm + BatchNormaliz
 bool fuse_conv_bias(Graph& g, PassLog& log);        // Conv + Add(per-channel constant)
 bool fuse_conv_residual(Graph& g, PassLog& log);    // Conv + Add(shortcut) [+ Relu]
 bool fuse_conv_activation(Graph& g, PassLog& log);  // Conv + Relu/Clip
+// Conv + Sigmoid/HardSigmoid/HardSwish, x * Sigmoid(x) (SiLU), x * HardSigmoid(x) (HardSwish)
+bool fuse_conv_smooth_activation(Graph& g, PassLog& log);
 bool fuse_layer_norm(Graph& g, PassLog& log);      // decomposed LayerNorm -> one node
 bool fuse_gelu(Graph& g, PassLog& log);            // x * 0.5 * (1 + Erf(x / sqrt 2)) -> Gelu
 bool fuse_gemm(Graph& g, PassLog& log);             // MatMul + Add -> Gemm; Gemm + Relu/Clip

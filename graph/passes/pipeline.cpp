@@ -25,6 +25,9 @@ const PassManager& default_pipeline() {
       {"conv-bias-fusion", 2, passes::fuse_conv_bias, {}},
       {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},
       {"conv-activation-fusion", 2, passes::fuse_conv_activation, {}},
+      // Only the CPU kernels apply these in their epilogue (the CUDA ones clamp).
+      {"conv-smooth-activation-fusion", 2, passes::fuse_conv_smooth_activation,
+       [](const SessionOptions& o) { return o.device.is_cpu(); }},
       {"layernorm-fusion", 2, passes::fuse_layer_norm, {}},
       {"gelu-fusion", 2, passes::fuse_gelu, {}},
       {"gemm-fusion", 2, passes::fuse_gemm, {}},

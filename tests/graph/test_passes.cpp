@@ -210,3 +210,106 @@ TEST_CASE("fused ops run on the fast CPU kernels", "[passes][cpu]") {
     REQUIRE_FALSE(kernels.empty());
   }
 }
+
+namespace {
+// conv -> `make_activation` -> output: a 3x3 conv with a bias over [1, 4, 6, 6].
+Graph conv_then(const std::function<Value*(GraphBuilder&, Value*)>& make_activation) {
+  Graph g;
+  GraphBuilder b(g);
+  std::mt19937 rng(7);
+  Value* x = b.input("x", DType::f32, Shape{1, 4, 6, 6});
+  Value* c = b.conv("conv", x, conv_weight(b, "w", 4, 4, 3, rng),
+                    b.constant("b", random_tensor({4}, rng)), {1, 1}, {1, 1, 1, 1});
+  b.output(make_activation(b, c));
+  g.infer_shapes();
+  return g;
+}
+
+Attributes hard_sigmoid_attrs(float alpha, float beta) {
+  Attributes a;
+  a.set("alpha", alpha);
+  a.set("beta", beta);
+  return a;
+}
+
+// What conv_then(make) becomes on the CPU: the fused activation ("" = not fused) and the
+// number of nodes left; the fused graph computes what the original does.
+std::pair<std::string, size_t> fused_on_cpu(
+    const std::function<Value*(GraphBuilder&, Value*)>& make) {
+  Graph g = conv_then(make);
+  optimize(g, SessionOptions{});
+  const Node* conv = g.find_node("conv");
+  REQUIRE(conv);
+  std::mt19937 rng(3);
+  Tensor x = random_tensor({1, 4, 6, 6}, rng, -4.f, 4.f);
+  SessionOptions o0;
+  o0.optimization_level = 0;
+  Session plain(conv_then(make), o0), fused(conv_then(make), SessionOptions{});
+  NamedTensors a = plain.run({{"x", x}}), b = fused.run({{"x", x}});
+  for (auto& [name, t] : a) require_close(b.at(name), t, 1e-5, 1e-6);
+  return {conv->attrs.get_string("activation", ""), g.node_count()};
+}
+}  // namespace
+
+TEST_CASE("CPU sessions fuse Sigmoid, SiLU, HardSigmoid and HardSwish into the conv",
+          "[passes][cpu]") {
+  using Make = std::function<Value*(GraphBuilder&, Value*)>;
+  const std::vector<std::pair<std::string, Make>> cases{
+      {"Sigmoid", [](GraphBuilder& b, Value* c) { return b.op("Sigmoid", "act", {c}); }},
+      {"Silu",  // x * Sigmoid(x), either operand order
+       [](GraphBuilder& b, Value* c) { return b.op("Mul", "mul", {c, b.op("Sigmoid", "s", {c})}); }},
+      {"Silu",
+       [](GraphBuilder& b, Value* c) { return b.op("Mul", "mul", {b.op("Sigmoid", "s", {c}), c}); }},
+      {"HardSigmoid",
+       [](GraphBuilder& b, Value* c) {
+         return b.op("HardSigmoid", "act", {c}, hard_sigmoid_attrs(0.3f, 0.4f));
+       }},
+      {"HardSwish", [](GraphBuilder& b, Value* c) { return b.op("HardSwish", "act", {c}); }},
+      {"HardSwish",  // torch's export below opset 14
+       [](GraphBuilder& b, Value* c) {
+         return b.op("Mul", "mul", {c, b.op("HardSigmoid", "hs", {c}, hard_sigmoid_attrs(1.f / 6.f, 0.5f))});
+       }},
+  };
+  for (const auto& [activation, make] : cases) {
+    INFO(activation);
+    auto [fused, nodes] = fused_on_cpu(make);
+    REQUIRE(fused == activation);
+    REQUIRE(nodes == 1);
+  }
+}
+
+TEST_CASE("smooth activations stay unfused where they are not the conv's own", "[passes][cpu]") {
+  // x * HardSigmoid(x) with other parameters is not HardSwish, and the conv's output has two
+  // users: nothing fuses.
+  auto [fused, nodes] = fused_on_cpu([](GraphBuilder& b, Value* c) {
+    return b.op("Mul", "mul", {c, b.op("HardSigmoid", "hs", {c}, hard_sigmoid_attrs(0.2f, 0.5f))});
+  });
+  REQUIRE(fused.empty());
+  REQUIRE(nodes == 3);
+  // Sigmoid(x) * y for another y: not SiLU.
+  std::tie(fused, nodes) = fused_on_cpu([](GraphBuilder& b, Value* c) {
+    Value* s = b.op("Sigmoid", "s", {c});
+    return b.op("Mul", "mul", {c, b.op("Add", "add", {c, s})});
+  });
+  REQUIRE(fused.empty());
+  REQUIRE(nodes == 4);
+  // The sigmoid's output is also a graph output: the Sigmoid must stay.
+  Graph g = conv_then([](GraphBuilder& b, Value* c) {
+    Value* s = b.op("Sigmoid", "s", {c});
+    b.output(s);
+    return b.op("Mul", "mul", {c, s});
+  });
+  optimize(g, SessionOptions{});
+  REQUIRE(g.find_node("conv")->attrs.get_string("activation", "").empty());
+}
+
+TEST_CASE("CUDA sessions keep smooth activations out of the conv (its kernels clamp only)",
+          "[passes]") {
+  Graph g = conv_then(
+      [](GraphBuilder& b, Value* c) { return b.op("Mul", "mul", {c, b.op("Sigmoid", "s", {c})}); });
+  SessionOptions cuda;
+  cuda.device = Device::cuda(0);
+  optimize(g, cuda);  // passes only: no device is needed
+  REQUIRE(g.find_node("conv")->attrs.get_string("activation", "").empty());
+  REQUIRE(op_histogram(g)["Sigmoid"] == 1);
+}
