@@ -176,6 +176,8 @@ void Calibrator::add_all(const std::vector<Tensor>& samples) {
 
 int64_t Calibrator::samples() const { return impl_->samples; }
 
+int Calibrator::batch() const { return impl_->options.batch; }
+
 std::vector<std::string> Calibrator::tensor_names() const { return impl_->names; }
 
 CalibrationTable Calibrator::table(CalibrationMethod method, float percentile) const {

@@ -138,10 +138,11 @@ std::vector<Tensor> load_calibration_samples(const std::vector<std::string>& pat
 
 void add_sample_files(Calibrator& calibrator, const std::vector<std::string>& files,
                       const ImagePreprocess& pre, const CalibrationOptions& options) {
-  // add_all's batches: up to options.batch consecutive [1, ...] samples of one shape. Each batch
-  // is filled as its files are read, so that no sample is held twice (alone and stacked); a
-  // sample that does not fit is read ahead and starts the next batch.
-  const size_t batch = static_cast<size_t>(std::max(1, options.batch));
+  // add_all's batches: up to calibrator.batch() consecutive [1, ...] samples of one shape (1
+  // for a model with a fixed batch). Each batch is filled as its files are read, so that no
+  // sample is held twice (alone and stacked); a sample that does not fit is read ahead and
+  // starts the next batch.
+  const size_t batch = static_cast<size_t>(std::max(1, calibrator.batch()));
   auto fits = [](const Tensor& first, const Tensor& t) {
     return first.rank() >= 1 && first.dim(0) == 1 && t.rank() == first.rank() &&
            t.dim(0) == 1 && t.dtype() == first.dtype() &&

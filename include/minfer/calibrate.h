@@ -70,6 +70,8 @@ class Calibrator {
   void add_all(const std::vector<Tensor>& samples);
 
   int64_t samples() const;
+  // Samples per run: options.batch, or 1 for a model whose inputs have a fixed batch.
+  int batch() const;
   // The names of the recorded tensors.
   std::vector<std::string> tensor_names() const;
   // Ranges chosen by `method` (percentile: of |x|, e.g. 99.99). Throws InvalidArgument when

@@ -50,7 +50,12 @@ inline constexpr QConvShape kQConvShapes[] = {
     {2, 8, 8, 12, 18, 3, 3, 2, 1, 3, 1},  {1, 12, 12, 5, 6, 5, 5, 1, 2, 1, 1},
     {1, 9, 9, 8, 8, 3, 3, 1, 2, 1, 2},    {1, 5, 6, 64, 40, 3, 3, 1, 1, 1, 1},
     {2, 15, 15, 3, 16, 7, 7, 2, 3, 1, 1}, {4, 3, 3, 130, 67, 1, 1, 1, 0, 1, 1},
-    {1, 4, 4, 10, 10, 2, 3, 1, 0, 2, 1},  {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1}};
+    {1, 4, 4, 10, 10, 2, 3, 1, 0, 2, 1},  {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},
+    // depthwise (the depthwise kernel): channel counts around the 8-lane vectors, strides,
+    // 5x5, dilation, a plane smaller than the kernel
+    {2, 7, 9, 24, 24, 3, 3, 1, 1, 24, 1}, {1, 14, 13, 33, 33, 3, 3, 2, 1, 33, 1},
+    {1, 9, 9, 20, 20, 5, 5, 1, 2, 20, 1}, {1, 6, 6, 8, 8, 5, 5, 2, 2, 8, 1},
+    {1, 5, 5, 7, 7, 3, 3, 1, 1, 7, 2},    {1, 2, 3, 9, 9, 3, 3, 1, 1, 9, 1}};
 
 // The QConv variants the kernel tests cover: plain int8 output, Relu with a small output scale
 // (multipliers >= 0.25, so the pre-shift path), the fused residual add, and float output.

@@ -73,11 +73,16 @@ TEST_CASE("minfer quantize calibrates a model whose input has a fixed batch", "[
       (std::filesystem::path(MINFER_SOURCE_DIR) / "tests/python/tiny_models/efficientnet_op13.onnx")
           .string());
   const std::string out = test::shell_quote((dir / "q.onnx").string());
-  CliResult q = cli("quantize " + src + " --calib random --calib-count 12 -o " + out);
-  INFO("stderr: " << q.err);
-  REQUIRE(q.code == 0);
-  CHECK(q.err.find("12 samples") != std::string::npos);
-  CliResult b = cli("bench " + out + " --iterations 1 --warmup 0");
-  INFO("stderr: " << b.err);
-  CHECK(b.code == 0);
+  // Random samples (stacked by Calibrator::add_all) and image files (stacked as they are read).
+  const std::string images = test::shell_quote(
+      (std::filesystem::path(MINFER_SOURCE_DIR) / "data/images/cifar10-png").string());
+  for (const std::string calib : {"random", images.c_str()}) {
+    CliResult q = cli("quantize " + src + " --calib " + calib + " --calib-count 9 -o " + out);
+    INFO("--calib " << calib << ", stderr: " << q.err);
+    REQUIRE(q.code == 0);
+    CHECK(q.err.find("9 samples") != std::string::npos);
+    CliResult b = cli("bench " + out + " --iterations 1 --warmup 0");
+    INFO("stderr: " << b.err);
+    CHECK(b.code == 0);
+  }
 }

@@ -12,9 +12,10 @@ using namespace minfer::test;
 namespace {
 
 // Runs the CPU kernel the registry picks for a one-node graph (constant inputs marked
-// `constant`), checking that it is not the reference fallback.
+// `constant`), checking that it is not the reference fallback; `kernel` gets its name.
 Tensor run_cpu(const std::string& op, const std::string& domain, const std::vector<Tensor>& in,
-               const std::vector<bool>& constant, const Attributes& a, int threads) {
+               const std::vector<bool>& constant, const Attributes& a, int threads,
+               std::string* kernel = nullptr) {
   Graph g;
   std::vector<Value*> vs;
   for (size_t i = 0; i < in.size(); ++i)
@@ -39,9 +40,10 @@ Tensor run_cpu(const std::string& op, const std::string& domain, const std::vect
   const KernelDef* def = OpRegistry::global().find_kernel(pc, Device::Type::CPU);
   INFO(op << ": no CPU kernel accepted the node");
   REQUIRE(def != nullptr);
+  if (kernel) *kernel = def->name;
   std::unique_ptr<Kernel> k = def->create();
   k->prepare(pc);
-  if (op == "QConv" || op == "QGemm")  // the GEMM core runs at exactly the capped level
+  if (def->name == "cpu-int8-gemm")  // the GEMM core runs at exactly the capped level
     CHECK(k->variant() == cpu::isa_name(cpu::active_isa()));
   std::vector<uint8_t> ws(pc.workspace_bytes + 64);
   Tensor out(ic.outputs()[0].dtype, ic.outputs()[0].shape);
@@ -76,8 +78,13 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
           constant.push_back(false);
         }
         Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
-        for (int threads : {1, 2})
-          require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, threads), expect);
+        const bool depthwise = cc.group == cc.c && cc.c == cc.m && cc.c > 1;
+        for (int threads : {1, 2, 3}) {
+          std::string kernel;
+          require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, threads, &kernel),
+                        expect);
+          CHECK(kernel == (depthwise ? "cpu-int8-depthwise" : "cpu-int8-gemm"));
+        }
       }
     }
     // QGemm: int8 and float outputs, odd sizes, batch > 1.

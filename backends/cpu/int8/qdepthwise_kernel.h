@@ -1,0 +1,41 @@
+// CPU kernel of com.minfer:QConv (NHWC) for depthwise convolutions (one input and one output
+// channel per group: MobileNet, EfficientNet). The GEMM kernel would run one tiny GEMM per
+// channel; here each output pixel accumulates its taps across all channels at once (channels
+// are the contiguous NHWC axis, so the loop vectorizes), and a row of pixels goes through the
+// same requantize epilogue as the GEMM kernel's tiles (requant.h): equal bit for bit to the
+// reference.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/int8/requant.h"
+#include "minfer/kernel.h"
+
+namespace minfer::cpu {
+
+class QDepthwiseKernel final : public Kernel {
+ public:
+  // QConv, NHWC, 2-D, group == input channels == output channels, constant int8 weights (and
+  // int32 bias), AVX2.
+  static bool supports(const PrepareContext& ctx);
+
+  void prepare(PrepareContext& ctx) override;
+  void run(RunContext& ctx) const override;
+
+ private:
+  // Output rows [r0, r1) of the batch (row r = image r / oh, output row r % oh).
+  void run_rows(const int8_t* x, const int8_t* z, void* y, int64_t r0, int64_t r1,
+                int32_t* acc) const;
+
+  int64_t n_ = 1, h_ = 1, w_ = 1, c_ = 1, oh_ = 1, ow_ = 1;
+  int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pad_t_ = 0, pad_l_ = 0;
+  int32_t x_zero_point_ = 0;
+  std::vector<int32_t> weights_;  // [tap][channel]
+  std::vector<int32_t> bias_;     // per channel (zeros without a bias)
+  q8::Requant rq_;
+  int threads_ = 1;
+};
+
+}  // namespace minfer::cpu
