@@ -1,7 +1,9 @@
 // Moves the int8 region of a graph to NHWC (channels last), which the int8 CPU kernels use:
-// QConv and the int8 pools switch their `layout` attribute, QAdd and int8 Slice/Pad whose
-// inputs are all NHWC follow along (Slice axes and Pad pads are remapped), and Transposes are
-// inserted only where a tensor crosses between NCHW and NHWC ops.
+// QConv and the int8 pools switch their `layout` attribute, QAdd, int8 Slice/Pad and
+// element-wise ops (float ones and per-tensor Q/DQ) whose inputs are all NHWC follow along
+// (Slice axes and Pad pads are remapped), and Transposes are inserted only where a tensor
+// crosses between NCHW and NHWC ops.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -27,10 +29,31 @@ bool is_spatial_qop(const Node* n) {
          is_qop(n, "QGlobalAveragePool");
 }
 
+bool one_element(const Value* v) { return v && v->shape_known && v->shape.numel() == 1; }
+
+// Element-wise ops compute the same values in any layout. Between int8 ops (EfficientNet's
+// DequantizeLinear -> Sigmoid -> Mul -> QuantizeLinear, the SE block's channel scale) they
+// follow their inputs to NHWC when every input is either rank 4 or one element.
+bool is_elementwise(const Node* n) {
+  static const std::set<std::string> ops{"Sigmoid", "Relu", "Clip", "HardSigmoid", "HardSwish",
+                                         "Tanh", "Add", "Sub", "Mul", "Div"};
+  if (!n->domain.empty()) return false;
+  if (n->op_type == "QuantizeLinear" || n->op_type == "DequantizeLinear")  // per tensor only
+    return one_element(n->input(1)) && (!n->input(2) || one_element(n->input(2)));
+  return ops.count(n->op_type) > 0;
+}
+
 // The inputs of `n` that carry NHWC data once `n` is converted.
 std::vector<size_t> data_inputs(const Node* n) {
   if (is_qop(n, "QConv")) return {0, 3};
   if (is_qop(n, "QAdd")) return {0, 1};
+  if (is_elementwise(n)) {
+    std::vector<size_t> rank4;
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      if (n->inputs[i] && n->inputs[i]->shape_known && n->inputs[i]->shape.rank() == 4)
+        rank4.push_back(i);
+    return rank4;
+  }
   return {0};
 }
 
@@ -74,7 +97,7 @@ void convert_node(Graph& g, Node* n) {
       nhwc[4 + kToNhwc[a]] = pads[4 + a];
     }
     g.set_input(n, 1, quant::add_unique_constant(g, n->name + ".pads_nhwc", i64_tensor(nhwc)));
-  } else if (!is_qop(n, "QAdd")) {
+  } else if (is_spatial_qop(n)) {
     n->attrs.set("layout", std::string("NHWC"));
   }
 }
@@ -103,6 +126,15 @@ bool int8_to_nhwc(Graph& g, PassLog& log) {
       nhwc.insert(n);
     } else if (convertible_slice_pad(n) && produced_nhwc(n->inputs[0])) {
       nhwc.insert(n);
+    } else if (is_elementwise(n) && !n->outputs[0]->is_graph_output) {
+      const std::vector<size_t> data = data_inputs(n);
+      bool follows = !data.empty();
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        const Value* v = n->inputs[i];
+        const bool is_data = std::find(data.begin(), data.end(), i) != data.end();
+        follows = follows && (is_data ? produced_nhwc(v) : !v || one_element(v));
+      }
+      if (follows) nhwc.insert(n);
     }
   }
   if (nhwc.empty()) return false;
