@@ -96,9 +96,9 @@ void channels(const DepthwiseChannels& a) {
     }
   }
   const int32_t spare = int32_t(hp * wp * L);
-  for (int64_t i = 0; i < int64_t(g.offsets); ++i) {
-    const int64_t ih = i / a.w, ic = i % a.w;
+  for (int64_t i = 0, ih = 0, ic = 0; i < int64_t(g.offsets); ++i) {
     offset[i] = i < n && ic < g.cols ? int32_t(((ih + P) * wp + ic + P) * L) : spare;
+    if (++ic == a.w) ic = 0, ++ih;
   }
   // A plane of fewer than 8 output pixels: zeros after them, transposed but not stored.
   std::fill(out + np * L, out + g.sums, 0.f);
