@@ -168,7 +168,12 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   if (method_ == Method::Depthwise) {
     depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l,
                                               d.h, d.w, d.oh, d.ow);
-    if (depthwise_plane_)
+    if (depthwise_plane_ && depthwise_channels_pays(d.oh, d.ow))
+      depthwise_channels_ = depthwise_channels_kernel(d.kh, d.sh);
+    if (depthwise_channels_)
+      slice_floats_ = round_up(
+          int64_t(depthwise_channels_scratch_floats(d.h, d.w, d.oh, d.ow, d.kh, d.sh)), 16);
+    else if (depthwise_plane_)
       slice_floats_ = round_up(int64_t(depthwise_scratch_floats(d.h, d.w, d.kh)), 16);
   }
   ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
@@ -187,6 +192,8 @@ void ConvKernel::run(RunContext& ctx) const {
   const int threads = std::clamp(ctx.threads, 1, threads_);
   if (method_ == Method::Winograd)
     winograd_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
+  else if (depthwise_channels_)
+    run_depthwise_channels(op, static_cast<float*>(ctx.workspace), threads);
   else if (depthwise_plane_)
     run_depthwise_planes(op, static_cast<float*>(ctx.workspace), threads);
   else if (method_ == Method::Depthwise)
@@ -461,6 +468,40 @@ void ConvKernel::run_depthwise_planes(const Operands& op, float* workspace, int 
       a.ow = d.ow;
       a.scratch = scratch;
       depthwise_plane_(a);
+    }
+  });
+}
+
+void ConvKernel::run_depthwise_channels(const Operands& op, float* workspace, int threads) const {
+  const Dims& d = d_;
+  const int64_t p = d.p(), taps = d.kh * d.kw;
+  // Work units: 8 channels of one image. A part takes a contiguous range of them, one kernel
+  // call per image that it touches.
+  const int64_t groups = ceil_div(d.m, kDepthwiseLanes), units = d.n * groups;
+  const int parts =
+      int(std::min<int64_t>(units, threads_for(d.n * d.m * p * taps, threads, 1 << 15)));
+  parallel_region(parts, [&](int part, int n_parts) {
+    const int64_t begin = split_begin(units, n_parts, part),
+                  end = split_begin(units, n_parts, part + 1);
+    for (int64_t u = begin; u < end;) {
+      const int64_t n = u / groups, last = std::min(end, (n + 1) * groups);
+      DepthwiseChannels a;
+      a.x = op.x + n * d.c * d.h * d.w;
+      a.weights = op.w;
+      a.bias = op.b;
+      a.residual = op.z ? op.z + n * d.m * p : nullptr;
+      a.y = op.y + n * d.m * p;
+      a.m0 = (u - n * groups) * kDepthwiseLanes;
+      a.m1 = std::min(d.m, (last - n * groups) * kDepthwiseLanes);
+      a.mg = d.mg;
+      a.h = d.h;
+      a.w = d.w;
+      a.oh = d.oh;
+      a.ow = d.ow;
+      a.act = &act_;
+      a.scratch = workspace + part * slice_floats_;
+      depthwise_channels_(a);
+      u = last;
     }
   });
 }

@@ -9,7 +9,8 @@
 //
 // Strategy: a 1x1, stride-1, unpadded conv is a GEMM on the input itself; depthwise convs
 // (one input channel per group) use a direct loop (3x3 and 5x5 at stride 1 or 2 with K/2 of
-// padding: the vectorized plane kernels of depthwise.h); everything else is im2col into the
+// padding: the vectorized plane kernels of depthwise.h, or on small planes the kernel of
+// depthwise_channels.h, 8 channels per vector); everything else is im2col into the
 // workspace, a tile of output columns at a time, followed by a GEMM. Constant weights are
 // packed once at prepare for the GEMM micro-kernel (packed_gemm.h), and im2col then writes
 // the tile straight in the micro-kernel's packed format, from a zero-padded copy of the input
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "backends/cpu/depthwise.h"
+#include "backends/cpu/depthwise_channels.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/packed_gemm.h"
 #include "backends/cpu/winograd.h"
@@ -66,6 +68,8 @@ class ConvKernel final : public Kernel {
   void run_depthwise(const Operands& op, int threads) const;
   // Through depthwise_plane_ (depthwise.h): one plane per work unit, scratch per part.
   void run_depthwise_planes(const Operands& op, float* workspace, int threads) const;
+  // Through depthwise_channels_ (depthwise_channels.h): 8 channels of one image per work unit.
+  void run_depthwise_channels(const Operands& op, float* workspace, int threads) const;
   // Rows [k0, k1) of the im2col matrix of one image and group (x: its first input channel)
   // for output positions [p0, p0 + np), written to col with row stride np.
   void im2col(const float* x, int64_t k0, int64_t k1, int64_t p0, int64_t np, float* col) const;
@@ -87,6 +91,7 @@ class ConvKernel final : public Kernel {
   Dims d_{};
   Method method_ = Method::Im2col;
   DepthwisePlaneFn depthwise_plane_ = nullptr;  // the fast depthwise kernel, where it applies
+  DepthwiseChannelsFn depthwise_channels_ = nullptr;  // instead of it on small planes
   WinogradConv winograd_;                       // Method::Winograd's weights and run loop
   Activation act_;
   int64_t tile_cols_ = 0;                      // output positions per tile (run() may rebalance)

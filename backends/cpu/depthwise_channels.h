@@ -1,0 +1,45 @@
+// Depthwise K x K convolutions (K = 3 or 5, stride 1 or 2) on small planes, 8 channels at a
+// time with the channels as the vector lanes: the 8 input planes are transposed into one
+// zero-padded scratch plane of 8-float pixels, each output pixel is then K * K vector FMAs
+// (weights arranged per tap, 8 channels wide), and the 8-float output pixels are transposed
+// back into the 8 output planes, with the residual added on the way.
+//
+// Why: the plane kernels of depthwise.h vectorize along a row, which on a 7x7 or 14x14 plane
+// leaves scalar tails and per-plane copies that cost more than the arithmetic. Here every loop
+// is 8 lanes wide whatever the plane size; the transposes are the price, and it pays on the
+// small planes only (depthwise_channels_pays). The geometry must be one that
+// depthwise_plane_kernel accepts (K / 2 padding before, none past the padded plane).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backends/cpu/epilogue.h"
+
+namespace minfer::cpu {
+
+constexpr int kDepthwiseLanes = 8;
+
+// Output channels [m0, m1) of one image; output channel m reads input channel m / mg.
+struct DepthwiseChannels {
+  const float* x;         // [C, h, w] the image's input
+  const float* weights;   // [M, K, K]
+  const float* bias;      // [M], or null
+  const float* residual;  // [M, oh, ow] added before the activation, or null
+  float* y;               // [M, oh, ow]
+  int64_t m0, m1, mg;
+  int64_t h, w, oh, ow;
+  const Activation* act;
+  float* scratch;  // depthwise_channels_scratch_floats(...) floats
+};
+
+using DepthwiseChannelsFn = void (*)(const DepthwiseChannels&);
+
+// The kernel for K x K at stride s (K = kh = kw, s = sh = sw), or null when it has none.
+DepthwiseChannelsFn depthwise_channels_kernel(int64_t k, int64_t s);
+size_t depthwise_channels_scratch_floats(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k,
+                                         int64_t s);
+// Whether it beats the plane kernels on this output plane (measured on Zen 3, AVX2).
+bool depthwise_channels_pays(int64_t oh, int64_t ow);
+
+}  // namespace minfer::cpu

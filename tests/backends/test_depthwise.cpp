@@ -1,0 +1,315 @@
+// The depthwise K x K kernels of the CPU Conv (backends/cpu/depthwise.h, one plane at a time,
+// and depthwise_channels.h, 8 channels at a time) against a float64 depthwise convolution:
+// through cpu::ConvKernel (which picks one by plane size, splits the work over 1-3 threads),
+// and each kernel called directly on every geometry, whichever ConvKernel would pick.
+//
+// Error measure: max |y - exact| / max |exact| (exact: float64, the same bias, residual and
+// clamp), at most 1e-5; fp32 sums of 9 or 25 products of values in [-1, 1] stay near 1e-7.
+// One wrong tap, lane, border pixel or unwritten output (outputs start as NaN, the scratch is
+// poisoned with NaN) is off by about the output's scale.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <sstream>
+
+#include "backends/cpu/conv.h"
+#include "backends/cpu/depthwise.h"
+#include "backends/cpu/depthwise_channels.h"
+#include "test_util.h"
+
+namespace minfer {
+namespace {
+
+constexpr double kRelBound = 1e-5;
+
+struct DwCase {
+  int64_t n, c, h, w, k, s;
+  int64_t pad_end;  // padding after (K / 2 before)
+  bool bias, residual;
+  int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75] * the output's scale
+  bool constant_weights;
+  int64_t oh() const { return (h + k / 2 + pad_end - k) / s + 1; }
+  int64_t ow() const { return (w + k / 2 + pad_end - k) / s + 1; }
+  Shape y() const { return Shape{n, c, oh(), ow()}; }
+};
+
+std::string describe(const DwCase& c) {
+  std::ostringstream s;
+  s << "x [" << c.n << "," << c.c << "," << c.h << "," << c.w << "] K " << c.k << " stride " << c.s
+    << " pad_end " << c.pad_end << (c.bias ? " bias" : "") << (c.residual ? " residual" : "")
+    << (c.act == 1   ? " Relu"
+        : c.act == 2 ? " Clip"
+                     : "")
+    << (c.constant_weights ? "" : " run-time weights");
+  return s.str();
+}
+
+struct Inputs {
+  std::vector<Tensor> t;      // x, w, b (maybe undefined), z (maybe absent)
+  std::vector<double> exact;  // pre-activation
+  double scale = 0;
+  float lo = -INFINITY, hi = INFINITY;
+};
+
+Inputs make_inputs(const DwCase& c, std::mt19937& rng) {
+  Inputs in;
+  in.t.push_back(test::random_tensor(Shape{c.n, c.c, c.h, c.w}, rng));
+  in.t.push_back(test::random_tensor(Shape{c.c, 1, c.k, c.k}, rng));
+  in.t.push_back(c.bias ? test::random_tensor(Shape{c.c}, rng) : Tensor());
+  if (c.residual) in.t.push_back(test::random_tensor(c.y(), rng));
+  const int64_t oh = c.oh(), ow = c.ow(), p = c.k / 2;
+  const float* x = in.t[0].data<float>();
+  const float* w = in.t[1].data<float>();
+  in.exact.resize(size_t(c.n * c.c * oh * ow));
+  for (int64_t b = 0; b < c.n; ++b)
+    for (int64_t m = 0; m < c.c; ++m)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double s = c.bias ? double(in.t[2].data<float>()[m]) : 0.0;
+          for (int64_t di = 0; di < c.k; ++di)
+            for (int64_t dj = 0; dj < c.k; ++dj) {
+              const int64_t ih = i * c.s + di - p, iw = j * c.s + dj - p;
+              if (ih < 0 || ih >= c.h || iw < 0 || iw >= c.w) continue;
+              s += double(x[((b * c.c + m) * c.h + ih) * c.w + iw]) *
+                   double(w[(m * c.k + di) * c.k + dj]);
+            }
+          const size_t at = size_t(((b * c.c + m) * oh + i) * ow + j);
+          if (c.residual) s += double(in.t[3].data<float>()[at]);
+          in.exact[at] = s;
+          in.scale = std::max(in.scale, std::abs(s));
+        }
+  if (c.act == 1) in.lo = 0.f;
+  if (c.act == 2) in.lo = float(-0.5 * in.scale), in.hi = float(0.75 * in.scale);
+  return in;
+}
+
+double rel_error(const Inputs& in, const Tensor& y) {
+  double err = 0;
+  for (size_t i = 0; i < in.exact.size(); ++i) {
+    const double want = std::min(std::max(in.exact[i], double(in.lo)), double(in.hi));
+    const double e = std::abs(double(y.data<float>()[i]) - want);
+    if (!(e <= err)) err = std::isnan(e) ? INFINITY : e;
+  }
+  return err / in.scale;
+}
+
+Node fused_node(const DwCase& c, const Inputs& in) {
+  Node node;
+  node.name = "dw";
+  node.op_type = "FusedConv";
+  node.domain = kMinferDomain;
+  node.attrs.set("group", c.c);
+  node.attrs.set("strides", std::vector<int64_t>{c.s, c.s});
+  node.attrs.set("pads", std::vector<int64_t>{c.k / 2, c.k / 2, c.pad_end, c.pad_end});
+  if (c.act == 1) node.attrs.set("activation", std::string("Relu"));
+  if (c.act == 2) {
+    node.attrs.set("activation", std::string("Clip"));
+    node.attrs.set("activation_min", in.lo);
+    node.attrs.set("activation_max", in.hi);
+  }
+  return node;
+}
+
+Tensor nan_tensor(const Shape& s) {
+  Tensor t(DType::f32, s);
+  std::fill(t.data<float>(), t.data<float>() + t.numel(), std::numeric_limits<float>::quiet_NaN());
+  return t;
+}
+
+// Scratch memory poisoned with NaN, as the runtime's workspace may hold anything.
+struct Scratch {
+  explicit Scratch(size_t floats) : n(std::max<size_t>(floats, 1)) {
+    p = static_cast<float*>(::operator new(n * sizeof(float), std::align_val_t(64)));
+    std::fill(p, p + n, std::numeric_limits<float>::quiet_NaN());
+  }
+  ~Scratch() { ::operator delete(p, std::align_val_t(64)); }
+  size_t n;
+  float* p;
+};
+
+Tensor run_conv_kernel(const DwCase& c, const Inputs& in, int threads) {
+  const Node node = fused_node(c, in);
+  std::vector<TensorInfo> infos;
+  for (size_t i = 0; i < in.t.size(); ++i) {
+    const bool constant = c.constant_weights && (i == 1 || i == 2);
+    infos.push_back(in.t[i].defined() ? TensorInfo{true, DType::f32, in.t[i].shape(),
+                                                   constant ? &in.t[i] : nullptr}
+                                      : TensorInfo{});
+  }
+  PrepareContext pctx{node, infos, {{true, DType::f32, c.y(), nullptr}}};
+  pctx.threads = threads;
+  cpu::ConvKernel kernel;
+  kernel.prepare(pctx);
+  Tensor y = nan_tensor(c.y());
+  Scratch ws(pctx.workspace_bytes / sizeof(float));
+  RunContext rc;
+  for (const Tensor& t : in.t) rc.inputs.push_back(t.defined() ? &t : nullptr);
+  rc.outputs.push_back(&y);
+  rc.workspace = ws.p;
+  rc.threads = threads;
+  kernel.run(rc);
+  return y;
+}
+
+cpu::Activation activation(const DwCase& c, const Inputs& in) {
+  return cpu::parse_activation(fused_node(c, in));
+}
+
+// The plane kernel called directly, one plane after the other.
+Tensor run_planes(const DwCase& c, const Inputs& in) {
+  const int64_t oh = c.oh(), ow = c.ow();
+  cpu::DepthwisePlaneFn fn =
+      cpu::depthwise_plane_kernel(c.k, c.k, c.s, c.s, 1, 1, c.k / 2, c.k / 2, c.h, c.w, oh, ow);
+  REQUIRE(fn != nullptr);
+  const cpu::Activation act = activation(c, in);
+  Scratch scratch(cpu::depthwise_scratch_floats(c.h, c.w, c.k));
+  Tensor y = nan_tensor(c.y());
+  for (int64_t plane = 0; plane < c.n * c.c; ++plane) {
+    const int64_t m = plane % c.c;
+    cpu::DepthwisePlane a;
+    a.x = in.t[0].data<float>() + plane * c.h * c.w;
+    a.h = c.h;
+    a.w = c.w;
+    a.weights = in.t[1].data<float>() + m * c.k * c.k;
+    a.bias = c.bias ? in.t[2].data<float>()[m] : 0.f;
+    a.residual = c.residual ? in.t[3].data<float>() + plane * oh * ow : nullptr;
+    a.act = &act;
+    a.y = y.data<float>() + plane * oh * ow;
+    a.oh = oh;
+    a.ow = ow;
+    a.scratch = scratch.p;
+    fn(a);
+  }
+  return y;
+}
+
+// The channel-interleaved kernel called directly: one call per image, all channels.
+Tensor run_channels(const DwCase& c, const Inputs& in) {
+  const int64_t oh = c.oh(), ow = c.ow();
+  cpu::DepthwiseChannelsFn fn = cpu::depthwise_channels_kernel(c.k, c.s);
+  REQUIRE(fn != nullptr);
+  const cpu::Activation act = activation(c, in);
+  Scratch scratch(cpu::depthwise_channels_scratch_floats(c.h, c.w, oh, ow, c.k, c.s));
+  Tensor y = nan_tensor(c.y());
+  for (int64_t b = 0; b < c.n; ++b) {
+    cpu::DepthwiseChannels a;
+    a.x = in.t[0].data<float>() + b * c.c * c.h * c.w;
+    a.weights = in.t[1].data<float>();
+    a.bias = c.bias ? in.t[2].data<float>() : nullptr;
+    a.residual = c.residual ? in.t[3].data<float>() + b * c.c * oh * ow : nullptr;
+    a.y = y.data<float>() + b * c.c * oh * ow;
+    a.m0 = 0;
+    a.m1 = c.c;
+    a.mg = 1;
+    a.h = c.h;
+    a.w = c.w;
+    a.oh = oh;
+    a.ow = ow;
+    a.act = &act;
+    a.scratch = scratch.p;
+    fn(a);
+  }
+  return y;
+}
+
+// Every channel count, plane, K and stride of the brief; bias, residual, activation, batch and
+// weight kind cycle over the cases so that each meets many geometries.
+std::vector<DwCase> all_cases() {
+  const int64_t channels[] = {1, 7, 8, 9, 24, 33};
+  const int64_t planes[][2] = {{1, 1}, {2, 3}, {7, 7}, {14, 14}, {15, 13}, {28, 28}};
+  std::vector<DwCase> cases;
+  int i = 0;
+  for (int64_t k : {3, 5})
+    for (int64_t s : {1, 2})
+      for (const auto& hw : planes)
+        for (int64_t c : channels) {
+          DwCase d{};
+          d.n = i % 5 == 0 ? 2 : 1;
+          d.c = c;
+          d.h = hw[0];
+          d.w = hw[1];
+          d.k = k;
+          d.s = s;
+          d.pad_end = k / 2;
+          // Less padding after (stride 2): a padded window smaller than the padded plane.
+          if (s == 2 && i % 7 == 3 && d.h > k && d.w > k) d.pad_end = 0;
+          d.bias = i % 2 == 0;
+          d.residual = i % 3 != 1;
+          d.act = i % 4 == 3 ? 0 : i % 4;  // none, Relu, Clip, none
+          d.constant_weights = i % 6 != 5;
+          cases.push_back(d);
+          ++i;
+        }
+  return cases;
+}
+
+TEST_CASE("cpu depthwise kernels match a float64 convolution", "[cpu][conv][depthwise]") {
+  std::mt19937 rng(31);
+  double worst = 0;
+  for (const DwCase& c : all_cases()) {
+    INFO(describe(c));
+    const Inputs in = make_inputs(c, rng);
+    for (int threads : {1, 2, 3}) {
+      INFO("cpu::ConvKernel, threads " << threads);
+      const double e = rel_error(in, run_conv_kernel(c, in, threads));
+      CHECK(e <= kRelBound);
+      worst = std::max(worst, e);
+    }
+    {
+      INFO("plane kernel");
+      CHECK(rel_error(in, run_planes(c, in)) <= kRelBound);
+    }
+    {
+      INFO("channels kernel");
+      CHECK(rel_error(in, run_channels(c, in)) <= kRelBound);
+    }
+  }
+  CAPTURE(worst);  // shown with -s: the measured error
+  CHECK(worst > 0);
+}
+
+TEST_CASE("cpu depthwise: a channel multiplier reads the right input plane",
+          "[cpu][conv][depthwise]") {
+  // Through the registry's harness in cpu_kernels_test.cpp too; here with the plane sizes that
+  // take the channel-interleaved kernel (2 output channels per input channel, 11 in all).
+  std::mt19937 rng(4);
+  for (int64_t s : {1, 2})
+    for (int threads : {1, 3}) {
+      INFO("stride " << s << ", threads " << threads);
+      const int64_t c = 11, h = 9, w = 7;
+      Tensor x = test::random_tensor(Shape{1, c, h, w}, rng);
+      Tensor wt = test::random_tensor(Shape{2 * c, 1, 3, 3}, rng);
+      Graph g;
+      Attributes attrs;
+      attrs.set("group", c);
+      attrs.set("strides", std::vector<int64_t>{s, s});
+      attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+      Node* node =
+          g.add_node("Conv", "dw",
+                     {g.add_input("x", DType::f32, x.shape()), g.add_constant("w", wt)}, 1, attrs);
+      g.add_output(node->outputs[0]);
+      g.infer_shapes();
+      const Shape ys = node->outputs[0]->shape;
+      REQUIRE(ys == Shape{1, 2 * c, (h - 1) / s + 1, (w - 1) / s + 1});
+      std::vector<TensorInfo> infos{{true, DType::f32, x.shape(), nullptr},
+                                    {true, DType::f32, wt.shape(), &wt}};
+      PrepareContext pctx{*node, infos, {{true, DType::f32, ys, nullptr}}};
+      pctx.threads = threads;
+      cpu::ConvKernel kernel;
+      kernel.prepare(pctx);
+      Tensor y = nan_tensor(ys);
+      Scratch ws(pctx.workspace_bytes / sizeof(float));
+      RunContext rc;
+      rc.inputs = {&x, &wt};
+      rc.outputs = {&y};
+      rc.workspace = ws.p;
+      rc.threads = threads;
+      kernel.run(rc);
+      Tensor want = OpRegistry::global().get_op("", "Conv").reference(*node, {x, wt})[0];
+      test::require_close(y, want);
+    }
+}
+
+}  // namespace
+}  // namespace minfer
