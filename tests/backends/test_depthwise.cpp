@@ -27,7 +27,7 @@ struct DwCase {
   int64_t n, c, h, w, k, s;
   int64_t pad_end;  // padding after (K / 2 before)
   bool bias, residual;
-  int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75] * the output's scale
+  int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75] * the output's scale, 3 Silu
   bool constant_weights;
   int64_t oh() const { return (h + k / 2 + pad_end - k) / s + 1; }
   int64_t ow() const { return (w + k / 2 + pad_end - k) / s + 1; }
@@ -40,6 +40,7 @@ std::string describe(const DwCase& c) {
     << " pad_end " << c.pad_end << (c.bias ? " bias" : "") << (c.residual ? " residual" : "")
     << (c.act == 1   ? " Relu"
         : c.act == 2 ? " Clip"
+        : c.act == 3 ? " Silu"
                      : "")
     << (c.constant_weights ? "" : " run-time weights");
   return s.str();
@@ -50,6 +51,7 @@ struct Inputs {
   std::vector<double> exact;  // pre-activation
   double scale = 0;
   float lo = -INFINITY, hi = INFINITY;
+  bool silu = false;
 };
 
 Inputs make_inputs(const DwCase& c, std::mt19937& rng) {
@@ -81,13 +83,16 @@ Inputs make_inputs(const DwCase& c, std::mt19937& rng) {
         }
   if (c.act == 1) in.lo = 0.f;
   if (c.act == 2) in.lo = float(-0.5 * in.scale), in.hi = float(0.75 * in.scale);
+  in.silu = c.act == 3;
   return in;
 }
 
 double rel_error(const Inputs& in, const Tensor& y) {
   double err = 0;
   for (size_t i = 0; i < in.exact.size(); ++i) {
-    const double want = std::min(std::max(in.exact[i], double(in.lo)), double(in.hi));
+    const double x = in.exact[i];
+    const double want =
+        in.silu ? x / (1 + std::exp(-x)) : std::min(std::max(x, double(in.lo)), double(in.hi));
     const double e = std::abs(double(y.data<float>()[i]) - want);
     if (!(e <= err)) err = std::isnan(e) ? INFINITY : e;
   }
@@ -108,6 +113,7 @@ Node fused_node(const DwCase& c, const Inputs& in) {
     node.attrs.set("activation_min", in.lo);
     node.attrs.set("activation_max", in.hi);
   }
+  if (c.act == 3) node.attrs.set("activation", std::string("Silu"));
   return node;
 }
 
@@ -236,7 +242,7 @@ std::vector<DwCase> all_cases() {
           if (s == 2 && i % 7 == 3 && d.h > k && d.w > k) d.pad_end = 0;
           d.bias = i % 2 == 0;
           d.residual = i % 3 != 1;
-          d.act = i % 4 == 3 ? 0 : i % 4;  // none, Relu, Clip, none
+          d.act = i % 4;  // none, Relu, Clip, Silu
           d.constant_weights = i % 6 != 5;
           cases.push_back(d);
           ++i;
