@@ -5,35 +5,11 @@
 
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
+#include "ops/slice.h"
 
 namespace minfer {
 
-namespace {
-
-// Walks all multi-indices of `dims` in row-major order: f(linear, index).
-template <typename F>
-void for_each_index(const std::vector<int64_t>& dims, F&& f) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  std::vector<int64_t> idx(dims.size(), 0);
-  for (int64_t i = 0; i < total; ++i) {
-    f(i, idx);
-    for (size_t d = dims.size(); d-- > 0;) {
-      if (++idx[d] < dims[d]) break;
-      idx[d] = 0;
-    }
-  }
-}
-
-// ---- Slice -------------------------------------------------------------------------------
-
-// The attribute form (opset < 10) has only the data input.
 bool slice_uses_attributes(const Node& node) { return node.inputs.size() <= 1; }
-
-struct DimSlice {
-  int64_t start = 0, step = 1, count = -1;  // count -1: unknown
-  bool sliced = false;                      // false: the dim passes through unchanged
-};
 
 // Per-dim ranges from starts/ends/axes/steps, clamped as ONNX specifies.
 std::vector<DimSlice> slice_ranges(const Node& node, const Shape& x,
@@ -79,6 +55,38 @@ std::vector<DimSlice> slice_ranges(const Node& node, const Shape& x,
   }
   return r;
 }
+
+std::vector<DimSlice> slice_ranges_of(const Node& node, const Shape& x,
+                                      const std::vector<const Tensor*>& params) {
+  if (slice_uses_attributes(node))
+    return slice_ranges(node, x, node.attrs.get_ints("starts"), node.attrs.get_ints("ends"),
+                        node.attrs.get_ints("axes"), {});
+  auto param = [&](size_t i, const char* name) {
+    return i < params.size() && params[i] ? read_int_tensor(node, *params[i], name)
+                                          : std::vector<int64_t>{};
+  };
+  return slice_ranges(node, x, param(0, "starts"), param(1, "ends"), param(2, "axes"),
+                      param(3, "steps"));
+}
+
+namespace {
+
+// Walks all multi-indices of `dims` in row-major order: f(linear, index).
+template <typename F>
+void for_each_index(const std::vector<int64_t>& dims, F&& f) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  std::vector<int64_t> idx(dims.size(), 0);
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, idx);
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (++idx[d] < dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// ---- Slice -------------------------------------------------------------------------------
 
 Shape sliced_shape(const Shape& x, const std::vector<DimSlice>& r) {
   Shape out = x;
@@ -144,17 +152,9 @@ void infer_slice(InferContext& ctx) {
 
 std::vector<Tensor> slice_reference(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
-  std::vector<DimSlice> r;
-  if (slice_uses_attributes(node)) {
-    r = slice_ranges(node, x.shape(), node.attrs.get_ints("starts"), node.attrs.get_ints("ends"),
-                     node.attrs.get_ints("axes"), {});
-  } else {
-    auto param = [&](size_t i, const char* name) {
-      return in[i].defined() ? read_int_tensor(node, in[i], name) : std::vector<int64_t>{};
-    };
-    r = slice_ranges(node, x.shape(), param(1, "starts"), param(2, "ends"), param(3, "axes"),
-                     param(4, "steps"));
-  }
+  std::vector<const Tensor*> params;
+  for (size_t i = 1; i < in.size(); ++i) params.push_back(in[i].defined() ? &in[i] : nullptr);
+  std::vector<DimSlice> r = slice_ranges_of(node, x.shape(), params);
   Shape out = sliced_shape(Shape(x.shape().dims()), r);
   Tensor y(x.dtype(), out);
   std::vector<int64_t> xst = row_major_strides(x.shape());

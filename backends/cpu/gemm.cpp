@@ -1,7 +1,9 @@
 #include "backends/cpu/gemm.h"
 
 #include <algorithm>
+#include <cstdint>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/sgemm.h"
 #include "ops/broadcast.h"
 
@@ -44,13 +46,51 @@ void GemmKernel::prepare(PrepareContext& ctx) {
   }
   act_ = parse_activation(ctx.node);
   b_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
+  // Constant weights (a Linear layer) are packed once, unless A is a single row (a GEMV:
+  // Eigen's is memory-bound either way).
+  packed_.reset();
+  ctx.workspace_bytes = 0;
+  if (b_.defined() && !trans_a_ && m_ > 1 && has_any_isa()) {
+    const Tensor b = b_;
+    const int64_t k = k_, n = n_;
+    const bool trans = trans_b_;
+    packed_ = ctx.share<PackedRhs>("cpu.gemm.packed_rhs", size_t(k * (n + 15) / 16 * 16) * 4, [&] {
+      return std::make_shared<PackedRhs>(b.data<float>(), k, n, trans ? k : n, trans);
+    });
+    threads_ = std::max(1, ctx.threads);
+    ctx.workspace_bytes = size_t(threads_) * PackedRhs::scratch_floats() * 4 + 32;
+  }
 }
+
+std::string GemmKernel::variant() const { return packed_ ? "packed" : std::string(); }
 
 void GemmKernel::run(RunContext& ctx) const {
   const float* a = ctx.inputs[0]->data<float>();
   const float* b = b_.defined() ? b_.data<float>() : ctx.inputs[1]->data<float>();
   float* y = ctx.outputs[0]->data<float>();
   const int64_t m = m_, n = n_;
+  if (packed_) {
+    const auto at = reinterpret_cast<std::uintptr_t>(ctx.workspace);
+    packed_->multiply(a, m, k_, y, n, std::clamp(ctx.threads, 1, threads_),
+                      reinterpret_cast<float*>((at + 31) / 32 * 32));
+    // Y = alpha * (A B) + beta * C, then the activation, in one more pass over Y.
+    const float alpha = alpha_, beta = has_c_ ? beta_ : 0.f;
+    const float* c = has_c_ ? ctx.inputs[2]->data<float>() : nullptr;
+    for (int64_t i = 0; i < m; ++i) {
+      float* yr = y + i * n;
+      if (alpha != 1.f)
+        for (int64_t j = 0; j < n; ++j) yr[j] *= alpha;
+      if (c) {
+        const float* cr = c + i * c_row_stride_;
+        if (c_col_stride_ == 1)
+          for (int64_t j = 0; j < n; ++j) yr[j] += beta * cr[j];
+        else
+          for (int64_t j = 0; j < n; ++j) yr[j] += beta * cr[0];
+      }
+      act_.apply(yr, n);
+    }
+    return;
+  }
   if (has_c_) {
     const float* c = ctx.inputs[2]->data<float>();
     const float beta = beta_;

@@ -5,12 +5,16 @@
 // Inputs: 0 A, 1 B (2-D; transA/transB), 2 C (optional, unidirectionally broadcast to Y).
 // Attributes: alpha, beta, transA, transB, plus the fused `activation`, `activation_min` and
 // `activation_max` (see epilogue.h). Y is pre-filled with beta * C and the GEMM accumulates
-// onto it, so the bias costs no extra pass.
+// onto it, so the bias costs no extra pass. A constant B with more than one row of A (a Linear
+// layer over tokens) runs on PackedRhs instead (packed_rhs_gemm.h: B packed once at prepare),
+// with alpha, C and the activation applied in one pass after it; variant() is then "packed".
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/packed_rhs_gemm.h"
 #include "minfer/kernel.h"
 
 namespace minfer::cpu {
@@ -21,6 +25,7 @@ class GemmKernel final : public Kernel {
 
   void prepare(PrepareContext& ctx) override;
   void run(RunContext& ctx) const override;
+  std::string variant() const override;
 
  private:
   int64_t m_ = 0, n_ = 0, k_ = 0;
@@ -30,6 +35,8 @@ class GemmKernel final : public Kernel {
   int64_t c_row_stride_ = 0, c_col_stride_ = 0;  // C's strides seen through Y's shape
   Activation act_;
   Tensor b_;  // constant B (shared); undefined = read per run
+  std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant
+  int threads_ = 1;                          // the workspace holds this many threads' scratch
 };
 
 }  // namespace minfer::cpu

@@ -1,4 +1,4 @@
-// Data-movement kernels for any element type: Transpose, Concat, and the reshape-like ops
+// Data-movement kernels for any element type: Transpose, Concat, Slice, and the reshape-like ops
 // (Flatten, Reshape, Identity, Unsqueeze, Squeeze, Dropout) whose output is the input's bytes.
 #include <algorithm>
 #include <cstring>
@@ -6,6 +6,7 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/parallel.h"
 #include "ops/op_util.h"
+#include "ops/slice.h"
 
 namespace minfer::cpu {
 
@@ -227,6 +228,77 @@ bool supports_concat(const PrepareContext& ctx) {
   return true;
 }
 
+// ---- Slice ---------------------------------------------------------------------------------
+
+// A strided copy: per output dim, the input offset of its first element and the input stride
+// of one step; the last dim is one memcpy when its step is 1 (ViT's Q/K/V split: 197 rows of
+// 768 floats).
+class SliceKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    const Shape& x = ctx.inputs[0].shape;
+    std::vector<const Tensor*> params;
+    for (size_t i = 1; i < ctx.inputs.size(); ++i)
+      params.push_back(ctx.inputs[i].present ? ctx.inputs[i].constant : nullptr);
+    const std::vector<DimSlice> r = slice_ranges_of(ctx.node, x, params);
+    elem_ = dtype_size(ctx.inputs[0].dtype);
+    const std::vector<int64_t> xs = row_major_strides(x);
+    out_dims_.clear();
+    steps_.clear();
+    base_ = 0;
+    for (size_t d = 0; d < x.rank(); ++d) {
+      base_ += r[d].start * xs[d];
+      out_dims_.push_back(r[d].sliced ? r[d].count : x[d]);
+      steps_.push_back(r[d].step * xs[d]);
+    }
+    total_ = 1;
+    for (int64_t d : out_dims_) total_ *= d;
+  }
+
+  void run(RunContext& ctx) const override {
+    if (total_ == 0) return;
+    const char* x = static_cast<const char*>(ctx.inputs[0]->raw());
+    char* y = static_cast<char*>(ctx.outputs[0]->raw());
+    const size_t rank = out_dims_.size();
+    if (rank == 0) {
+      std::memcpy(y, x + base_ * int64_t(elem_), elem_);
+      return;
+    }
+    const int64_t inner = out_dims_.back(), inner_step = steps_.back();
+    const int64_t rows = total_ / inner;
+    const size_t es = elem_;
+    parallel_for(threads_for(total_, ctx.threads), rows, [&](int64_t row) {
+      // The row's input offset from its multi-index over the outer dims.
+      int64_t offset = base_;
+      for (int64_t d = int64_t(rank) - 2, rest = row; d >= 0; --d) {
+        offset += rest % out_dims_[size_t(d)] * steps_[size_t(d)];
+        rest /= out_dims_[size_t(d)];
+      }
+      const char* src = x + offset * int64_t(es);
+      char* dst = y + row * inner * int64_t(es);
+      if (inner_step == 1) {
+        std::memcpy(dst, src, size_t(inner) * es);
+      } else {
+        for (int64_t i = 0; i < inner; ++i)
+          std::memcpy(dst + i * int64_t(es), src + i * inner_step * int64_t(es), es);
+      }
+    });
+  }
+
+ private:
+  size_t elem_ = 4;
+  int64_t base_ = 0, total_ = 0;
+  std::vector<int64_t> out_dims_, steps_;  // steps_: input elements per output step, per dim
+};
+
+// Static input, parameters known at prepare (attributes or constant inputs).
+bool supports_slice(const PrepareContext& ctx) {
+  if (!supports_static(ctx) || !ctx.outputs[0].shape.is_static()) return false;
+  for (size_t i = 1; i < ctx.inputs.size(); ++i)
+    if (ctx.inputs[i].present && !ctx.inputs[i].constant) return false;
+  return true;
+}
+
 template <typename K>
 KernelDef def(const char* op, const char* name, std::function<bool(const PrepareContext&)> sup) {
   return {
@@ -238,6 +310,7 @@ KernelDef def(const char* op, const char* name, std::function<bool(const Prepare
 void register_layout_kernels(OpRegistry& r) {
   r.register_kernel(def<TransposeKernel>("Transpose", "cpu-transpose", supports_static));
   r.register_kernel(def<ConcatKernel>("Concat", "cpu-concat", supports_concat));
+  r.register_kernel(def<SliceKernel>("Slice", "cpu-slice", supports_slice));
   for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze", "Squeeze"})
     r.register_kernel(def<CopyKernel>(op, "cpu-copy", supports_copy));
   r.register_kernel(def<CopyKernel>("Dropout", "cpu-copy", supports_dropout_copy));

@@ -1,7 +1,12 @@
-// MatMul (numpy semantics: batched, broadcast batch dims, 1-D promotion) on Eigen's GEMM.
+// MatMul (numpy semantics: batched, broadcast batch dims, 1-D promotion) on Eigen's GEMM, or,
+// when B is a constant matrix shared by every batch (a layer's weights), on PackedRhs
+// (packed_rhs_gemm.h), which packs B once at prepare.
 #include <algorithm>
+#include <cstdint>
 
+#include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
+#include "backends/cpu/packed_rhs_gemm.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/sgemm.h"
 #include "ops/broadcast.h"
@@ -38,13 +43,32 @@ class MatMulKernel final : public Kernel {
     for (size_t i = 0; i < a_index_.size(); ++i)
       fold_batch_ = fold_batch_ && b_index_[i] == 0 && a_index_[i] == int64_t(i);
     b_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
+    packed_.reset();
+    ctx.workspace_bytes = 0;
+    if (b_.defined() && fold_batch_ && bd.size() == 2 && m_ * int64_t(a_index_.size()) > 1 &&
+        has_any_isa()) {
+      const Tensor b = b_;
+      const int64_t k = k_, n = n_;
+      packed_ = ctx.share<PackedRhs>("cpu.matmul.packed_rhs", size_t(k * (n + 15) / 16 * 16) * 4,
+                                     [&] { return std::make_shared<PackedRhs>(b.data<float>(), k, n, n); });
+      threads_ = std::max(1, ctx.threads);
+      ctx.workspace_bytes = size_t(threads_) * PackedRhs::scratch_floats() * 4 + 32;
+    }
   }
+
+  std::string variant() const override { return packed_ ? "packed" : std::string(); }
 
   void run(RunContext& ctx) const override {
     const float* a = ctx.inputs[0]->data<float>();
     const float* b = b_.defined() ? b_.data<float>() : ctx.inputs[1]->data<float>();
     float* y = ctx.outputs[0]->data<float>();
     const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
+    if (packed_) {
+      const auto at = reinterpret_cast<std::uintptr_t>(ctx.workspace);
+      float* scratch = reinterpret_cast<float*>((at + 31) / 32 * 32);
+      packed_->multiply(a, batches * m, k, y, n, std::clamp(ctx.threads, 1, threads_), scratch);
+      return;
+    }
     std::fill(y, y + batches * m * n, 0.f);
     if (fold_batch_) {
       sgemm_acc_parallel(ctx.threads, batches * m, n, k, 1.f, {a, k}, {b, n}, y, n);
@@ -67,6 +91,8 @@ class MatMulKernel final : public Kernel {
   std::vector<int64_t> a_index_, b_index_;  // matrix index of A and B for each output batch
   bool fold_batch_ = false;
   Tensor b_;
+  std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant and shared by all batches
+  int threads_ = 1;                          // the workspace holds this many threads' scratch
 };
 
 bool supports_matmul(const PrepareContext& ctx) {

@@ -645,6 +645,15 @@ TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") 
   for (int threads : {1, 2, 3})
     for (const auto& [a, b] : shapes)
       check_op({"MatMul", {}, {in(a), in(b, threads == 2)}, threads}, "cpu-eigen-matmul", rng);
+  // Constant weights [K, N] (packed once): tails of the 6 x 16 tile in M and N, K past one
+  // depth block (256), M past one row block (192), 1-3 threads, and ViT's shapes.
+  const std::vector<std::pair<Shape, Shape>> weights{
+      {{2, 3}, {3, 1}},        {{7, 5}, {5, 17}},       {{1, 13, 300}, {300, 33}},
+      {{2, 100, 40}, {40, 64}}, {{197, 768}, {768, 40}}, {{1, 50, 513}, {513, 130}},
+  };
+  for (int threads : {1, 2, 3})
+    for (const auto& [a, b] : weights)
+      check_op({"MatMul", {}, {in(a), in(b, true)}, threads}, "cpu-eigen-matmul", rng);
 }
 
 TEST_CASE("cpu unary ops match the reference", "[cpu]") {
@@ -805,6 +814,45 @@ TEST_CASE("cpu reshape-like ops copy the input", "[cpu]") {
            "cpu-copy", rng);
   check_op({"Unsqueeze", {}, {in({2, 3}), fixed(Tensor::from_vector<int64_t>({0, 3}, {2}))}, 1},
            "cpu-copy", rng);
+}
+
+
+TEST_CASE("cpu Slice matches the reference: axes, negative and clamped bounds, steps", "[cpu]") {
+  std::mt19937 rng(71);
+  Rand r{rng};
+  auto ints = [](const std::vector<int64_t>& v) {
+    return fixed(Tensor::from_vector<int64_t>(v, {int64_t(v.size())}));
+  };
+  for (int i = 0; i < 60; ++i) {
+    const size_t rank = size_t(r(1, 4));
+    Shape s = random_shape(r, rank, 7);
+    std::vector<int64_t> starts, ends, axes, steps;
+    for (size_t d = 0; d < rank; ++d) {
+      if (!r.chance(0.7)) continue;
+      const int64_t dim = s[d], step = r.pick<int64_t>({1, 1, 2, 3, -1, -2});
+      axes.push_back(r.chance(0.3) ? int64_t(d) - int64_t(rank) : int64_t(d));
+      starts.push_back(r(-dim - 2, dim + 2));  // negative and out of range: clamped
+      ends.push_back(r.chance(0.2) ? (step > 0 ? INT64_MAX : INT64_MIN) : r(-dim - 2, dim + 2));
+      steps.push_back(step);
+    }
+    if (axes.empty()) continue;
+    OpCase c{"Slice", {}, {in(s), ints(starts), ints(ends), ints(axes), ints(steps)}, int(r(1, 3))};
+    if (r.chance(0.3)) c.inputs.pop_back();  // steps default to 1
+    bool unit = true;
+    for (int64_t st : steps) unit = unit && st == 1;
+    if (c.inputs.size() == 4 && !unit) continue;  // those steps were not meant to be dropped
+    check_op(c, "cpu-slice", rng, i % 5 == 0 ? DType::i64 : DType::f32);
+  }
+  // ViT's split of the fused QKV projection, and the attribute form (opset < 10).
+  for (int64_t part = 0; part < 3; ++part)
+    check_op({"Slice", {}, {in({197, 1, 2304}), ints({768 * part}), ints({768 * (part + 1)}),
+                            ints({-1}), ints({1})}, 2},
+             "cpu-slice", rng);
+  Attributes legacy;
+  legacy.set("starts", std::vector<int64_t>{1, 0});
+  legacy.set("ends", std::vector<int64_t>{3, 100});
+  legacy.set("axes", std::vector<int64_t>{0, 2});
+  check_op({"Slice", legacy, {in({4, 3, 5})}, 1}, "cpu-slice", rng);
 }
 
 }  // namespace
