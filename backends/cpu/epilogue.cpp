@@ -12,7 +12,7 @@ using Vec8 = float __attribute__((vector_size(32)));
 using Int8 = int32_t __attribute__((vector_size(32)));
 
 // exp(x) as 2^n * exp(r), n = round(x / ln 2), |r| <= ln 2 / 2, exp(r) by Cephes' degree-7
-// polynomial: within 2 ulp of the true value (tests/backends/test_activations.cpp). x is
+// polynomial: within a few ulp (tests/backends/test_activations.cpp: 5e-7 relative). x is
 // clamped to where the result is a normal float, so that 2^n can be added to the exponent
 // bits; a NaN fails both comparisons and stays NaN.
 inline Vec8 exp8(Vec8 x) {

@@ -49,8 +49,9 @@ class MatMulKernel final : public Kernel {
         has_any_isa()) {
       const Tensor b = b_;
       const int64_t k = k_, n = n_;
-      packed_ = ctx.share<PackedRhs>("cpu.matmul.packed_rhs", size_t(k * (n + 15) / 16 * 16) * 4,
-                                     [&] { return std::make_shared<PackedRhs>(b.data<float>(), k, n, n); });
+      packed_ = ctx.share<PackedRhs>(
+          "cpu.matmul.packed_rhs", size_t(k * (n + 15) / 16 * 16) * 4,
+          [&] { return std::make_shared<PackedRhs>(b.data<float>(), k, n, n); });
       threads_ = std::max(1, ctx.threads);
       ctx.workspace_bytes = size_t(threads_) * PackedRhs::scratch_floats() * 4 + 32;
     }

@@ -33,8 +33,8 @@ void pack_a(const float* a, int64_t rows, int64_t kc, int64_t lda, float* dst) {
 // and a packed B panel over kc steps. The 12 accumulators are named, not an array indexed by
 // a run-time row: that would keep them in memory.
 __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* ap, const float* bp,
-                                                   float* c, int64_t ldc, int64_t rows,
-                                                   int64_t cols, bool first) {
+                                                    float* c, int64_t ldc, int64_t rows,
+                                                    int64_t cols, bool first) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t k = 0; k < kc; ++k, ap += kMr, bp += kNr) {
@@ -105,8 +105,8 @@ PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool tra
 
 size_t PackedRhs::scratch_floats() { return size_t(kMc * kKc); }
 
-void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc,
-                         int threads, float* scratch) const {
+void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
+                         float* scratch) const {
   if (m <= 0 || n_ <= 0) return;
   if (k_ == 0) {
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n_, 0.f);
@@ -114,11 +114,12 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
   }
   // Each thread takes a range of B's panels (all rows of C there) and packs A itself: A is
   // small next to B for these products, and the threads never wait for one another.
-  const int parts = int(std::min<int64_t>(
-      panels_, threads_for(2 * m * n_ * k_, threads, int64_t{1} << 20)));
+  const int parts =
+      int(std::min<int64_t>(panels_, threads_for(2 * m * n_ * k_, threads, int64_t{1} << 20)));
   parallel_region(parts, [&](int part, int nparts) {
     float* ap = scratch + size_t(part) * scratch_floats();
-    const int64_t p0 = split_begin(panels_, nparts, part), p1 = split_begin(panels_, nparts, part + 1);
+    const int64_t p0 = split_begin(panels_, nparts, part),
+                  p1 = split_begin(panels_, nparts, part + 1);
     for (int64_t m0 = 0; m0 < m; m0 += kMc) {
       const int64_t mc = std::min(kMc, m - m0);
       for (int64_t k0 = 0; k0 < k_; k0 += kKc) {
@@ -128,8 +129,8 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
           const float* bp = data_.get() + (p * k_ + k0) * kNr;
           const int64_t j0 = p * kNr, cols = std::min(kNr, n_ - j0);
           for (int64_t r0 = 0; r0 < mc; r0 += kMr)
-            micro_6x16(kc, ap + r0 * kc, bp, c + (m0 + r0) * ldc + j0, ldc,
-                       std::min(kMr, mc - r0), cols, k0 == 0);
+            micro_6x16(kc, ap + r0 * kc, bp, c + (m0 + r0) * ldc + j0, ldc, std::min(kMr, mc - r0),
+                       cols, k0 == 0);
         }
       }
     }

@@ -1,6 +1,5 @@
 // The CPU epilogue's activations (backends/cpu/epilogue.h) against double-precision formulas.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 #include <vector>

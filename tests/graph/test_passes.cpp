@@ -257,9 +257,13 @@ TEST_CASE("CPU sessions fuse Sigmoid, SiLU, HardSigmoid and HardSwish into the c
   const std::vector<std::pair<std::string, Make>> cases{
       {"Sigmoid", [](GraphBuilder& b, Value* c) { return b.op("Sigmoid", "act", {c}); }},
       {"Silu",  // x * Sigmoid(x), either operand order
-       [](GraphBuilder& b, Value* c) { return b.op("Mul", "mul", {c, b.op("Sigmoid", "s", {c})}); }},
+       [](GraphBuilder& b, Value* c) {
+         return b.op("Mul", "mul", {c, b.op("Sigmoid", "s", {c})});
+       }},
       {"Silu",
-       [](GraphBuilder& b, Value* c) { return b.op("Mul", "mul", {b.op("Sigmoid", "s", {c}), c}); }},
+       [](GraphBuilder& b, Value* c) {
+         return b.op("Mul", "mul", {b.op("Sigmoid", "s", {c}), c});
+       }},
       {"HardSigmoid",
        [](GraphBuilder& b, Value* c) {
          return b.op("HardSigmoid", "act", {c}, hard_sigmoid_attrs(0.3f, 0.4f));
@@ -267,7 +271,8 @@ TEST_CASE("CPU sessions fuse Sigmoid, SiLU, HardSigmoid and HardSwish into the c
       {"HardSwish", [](GraphBuilder& b, Value* c) { return b.op("HardSwish", "act", {c}); }},
       {"HardSwish",  // torch's export below opset 14
        [](GraphBuilder& b, Value* c) {
-         return b.op("Mul", "mul", {c, b.op("HardSigmoid", "hs", {c}, hard_sigmoid_attrs(1.f / 6.f, 0.5f))});
+         Value* gate = b.op("HardSigmoid", "hs", {c}, hard_sigmoid_attrs(1.f / 6.f, 0.5f));
+         return b.op("Mul", "mul", {c, gate});
        }},
   };
   for (const auto& [activation, make] : cases) {

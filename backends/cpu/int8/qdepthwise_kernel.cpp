@@ -16,8 +16,8 @@ bool static_i8(const TensorInfo& t) {
 
 // acc[c] += (x[c] - zx) * w[c] over the channels: exact in int32 (|x - zx| <= 255, |w| <= 128,
 // at most a few dozen taps). Compiled for AVX2, inlined into run_rows (also AVX2).
-MINFER_TARGET_AVX2 inline __attribute__((always_inline)) void accumulate_tap(const int8_t* x, int32_t zx, const int32_t* w, int64_t c,
-                                       int32_t* acc) {
+MINFER_TARGET_AVX2 inline __attribute__((always_inline)) void accumulate_tap(
+    const int8_t* x, int32_t zx, const int32_t* w, int64_t c, int32_t* acc) {
   for (int64_t i = 0; i < c; ++i) acc[i] += (int32_t{x[i]} - zx) * w[i];
 }
 }  // namespace
@@ -28,8 +28,8 @@ bool QDepthwiseKernel::supports(const PrepareContext& ctx) {
   const TensorInfo &x = ctx.inputs[0], &w = ctx.inputs[1];
   if (!static_i8(x) || !static_i8(w) || !w.constant) return false;
   const int64_t channels = x.shape[3];
-  if (ctx.node.attrs.get_int("group", 1) != channels || w.shape[0] != channels ||
-      w.shape[1] != 1 || channels < 2)
+  if (ctx.node.attrs.get_int("group", 1) != channels || w.shape[0] != channels || w.shape[1] != 1 ||
+      channels < 2)
     return false;
   if (ctx.inputs.size() > 2 && ctx.inputs[2].present &&
       (ctx.inputs[2].dtype != DType::i32 || !ctx.inputs[2].constant))
@@ -70,8 +70,8 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   ctx.workspace_bytes = size_t(threads_) * size_t(ow_ * c_) * sizeof(int32_t);
 }
 
-MINFER_TARGET_AVX2 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64_t r0, int64_t r1,
-                                int32_t* acc) const {
+MINFER_TARGET_AVX2 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y,
+                                                   int64_t r0, int64_t r1, int32_t* acc) const {
   const int64_t c = c_;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / oh_, oy = r % oh_;
@@ -108,8 +108,8 @@ void QDepthwiseKernel::run(RunContext& ctx) const {
   void* y = ctx.outputs[0]->raw();
   int32_t* ws = static_cast<int32_t*>(ctx.workspace);
   const int64_t rows = n_ * oh_;
-  const int threads = threads_for(rows * ow_ * c_ * kh_ * kw_, std::clamp(ctx.threads, 1, threads_),
-                                  1 << 15);
+  const int threads =
+      threads_for(rows * ow_ * c_ * kh_ * kw_, std::clamp(ctx.threads, 1, threads_), 1 << 15);
   parallel_region(threads, [&](int tid, int nt) {
     run_rows(x, z, y, split_begin(rows, nt, tid), split_begin(rows, nt, tid + 1),
              ws + size_t(tid) * size_t(ow_ * c_));
