@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/vec8.h"
+
 namespace minfer::cpu {
 
 namespace {
@@ -13,11 +15,6 @@ constexpr int64_t scratch_row(int64_t w, int k, int stride) {
   const int64_t padded = w + 2 * (k / 2);
   return stride == 1 ? padded : 2 * ((padded + 1) / 2);
 }
-
-// 8 floats as one vector (GCC/Clang vector extension: AVX registers where the target has
-// them, pairs of SSE ones otherwise). Loaded and stored with memcpy (unaligned), inline: a
-// function taking or returning one would change ABI between targets.
-using Vec8 = float __attribute__((vector_size(32)));
 
 // out[q] = sum over taps t of w[t] * in[q + offset[t]], for q < n: 16 at a time in two
 // independent accumulators, so that the FMA latency is hidden; the rest one by one.

@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/vec8.h"
+
 namespace minfer::cpu {
 
 namespace {
 
 constexpr int L = kDepthwiseLanes;
-
-// 8 floats as one vector (GCC/Clang vector extension: an AVX register where the target has
-// one). Never passed or returned by value: that would change ABI between targets.
-using Vec8 = float __attribute__((vector_size(32)));
 
 // Runs of n floats are read and written 8 at a time; the last block overlaps the one before
 // it (rewriting the same values) rather than leave a scalar tail. The start of the block that

@@ -2,14 +2,11 @@
 
 #include <cstring>
 
+#include "backends/cpu/vec8.h"
+
 namespace minfer::cpu {
 
 namespace {
-
-// 8 floats as one vector (GCC/Clang vector extension, as in depthwise.cpp); loaded and stored
-// with memcpy (unaligned).
-using Vec8 = float __attribute__((vector_size(32)));
-using Int8 = int32_t __attribute__((vector_size(32)));
 
 // exp(x) as 2^n * exp(r), n = round(x / ln 2), |r| <= ln 2 / 2, exp(r) by Cephes' degree-7
 // polynomial: within a few ulp (tests/backends/test_activations.cpp: 5e-7 relative). x is
@@ -27,9 +24,9 @@ inline Vec8 exp8(Vec8 x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.f;
-  Int8 bits;
+  Int32x8 bits;
   std::memcpy(&bits, &p, sizeof p);
-  bits += __builtin_convertvector(n, Int8) << 23;
+  bits += __builtin_convertvector(n, Int32x8) << 23;
   std::memcpy(&p, &bits, sizeof p);
   return p;
 }
