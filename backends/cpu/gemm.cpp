@@ -1,7 +1,6 @@
 #include "backends/cpu/gemm.h"
 
 #include <algorithm>
-#include <cstdint>
 
 #include "backends/cpu/isa.h"
 #include "backends/cpu/sgemm.h"
@@ -51,14 +50,8 @@ void GemmKernel::prepare(PrepareContext& ctx) {
   packed_.reset();
   ctx.workspace_bytes = 0;
   if (b_.defined() && !trans_a_ && m_ > 1 && has_any_isa()) {
-    const Tensor b = b_;
-    const int64_t k = k_, n = n_;
-    const bool trans = trans_b_;
-    packed_ = ctx.share<PackedRhs>("cpu.gemm.packed_rhs", size_t(k * (n + 15) / 16 * 16) * 4, [&] {
-      return std::make_shared<PackedRhs>(b.data<float>(), k, n, trans ? k : n, trans);
-    });
+    packed_ = share_packed_rhs(ctx, "cpu.gemm.packed_rhs", b_, k_, n_, trans_b_);
     threads_ = std::max(1, ctx.threads);
-    ctx.workspace_bytes = size_t(threads_) * PackedRhs::scratch_floats() * 4 + 32;
   }
 }
 
@@ -70,9 +63,7 @@ void GemmKernel::run(RunContext& ctx) const {
   float* y = ctx.outputs[0]->data<float>();
   const int64_t m = m_, n = n_;
   if (packed_) {
-    const auto at = reinterpret_cast<std::uintptr_t>(ctx.workspace);
-    packed_->multiply(a, m, k_, y, n, std::clamp(ctx.threads, 1, threads_),
-                      reinterpret_cast<float*>((at + 31) / 32 * 32));
+    packed_->multiply(a, m, k_, y, n, std::clamp(ctx.threads, 1, threads_), ctx.workspace);
     // Y = alpha * (A B) + beta * C, then the activation, in one more pass over Y.
     const float alpha = alpha_, beta = has_c_ ? beta_ : 0.f;
     const float* c = has_c_ ? ctx.inputs[2]->data<float>() : nullptr;

@@ -2,7 +2,6 @@
 // when B is a constant matrix shared by every batch (a layer's weights), on PackedRhs
 // (packed_rhs_gemm.h), which packs B once at prepare.
 #include <algorithm>
-#include <cstdint>
 
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
@@ -47,13 +46,8 @@ class MatMulKernel final : public Kernel {
     ctx.workspace_bytes = 0;
     if (b_.defined() && fold_batch_ && bd.size() == 2 && m_ * int64_t(a_index_.size()) > 1 &&
         has_any_isa()) {
-      const Tensor b = b_;
-      const int64_t k = k_, n = n_;
-      packed_ = ctx.share<PackedRhs>(
-          "cpu.matmul.packed_rhs", size_t(k * (n + 15) / 16 * 16) * 4,
-          [&] { return std::make_shared<PackedRhs>(b.data<float>(), k, n, n); });
+      packed_ = share_packed_rhs(ctx, "cpu.matmul.packed_rhs", b_, k_, n_, false);
       threads_ = std::max(1, ctx.threads);
-      ctx.workspace_bytes = size_t(threads_) * PackedRhs::scratch_floats() * 4 + 32;
     }
   }
 
@@ -65,9 +59,8 @@ class MatMulKernel final : public Kernel {
     float* y = ctx.outputs[0]->data<float>();
     const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
     if (packed_) {
-      const auto at = reinterpret_cast<std::uintptr_t>(ctx.workspace);
-      float* scratch = reinterpret_cast<float*>((at + 31) / 32 * 32);
-      packed_->multiply(a, batches * m, k, y, n, std::clamp(ctx.threads, 1, threads_), scratch);
+      packed_->multiply(a, batches * m, k, y, n, std::clamp(ctx.threads, 1, threads_),
+                        ctx.workspace);
       return;
     }
     std::fill(y, y + batches * m * n, 0.f);

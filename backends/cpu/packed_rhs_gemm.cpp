@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -17,6 +18,8 @@ constexpr int64_t kKc = 256;          // depth block: an A panel (6 KB) and a B 
 // Rows per packed A block (264 KB with kKc: in a 512 KB L2). Each block streams all of B once,
 // so a ViT's 197 rows must fit in one.
 constexpr int64_t kMc = 264;
+constexpr size_t kScratchFloats = size_t(kMc * kKc);  // one thread's packed block of A
+constexpr size_t kAlign = 32;                          // each packed A block on 32 bytes
 
 // A [rows, kc] (row stride lda) into panels of 6 rows, k-major, zero rows past `rows`.
 void pack_a(const float* a, int64_t rows, int64_t kc, int64_t lda, float* dst) {
@@ -103,10 +106,14 @@ PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool tra
   }
 }
 
-size_t PackedRhs::scratch_floats() { return size_t(kMc * kKc); }
+size_t PackedRhs::workspace_bytes(int threads) {
+  return size_t(std::max(threads, 1)) * kScratchFloats * sizeof(float) + kAlign;
+}
 
 void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
-                         float* scratch) const {
+                         void* workspace) const {
+  const auto at = reinterpret_cast<std::uintptr_t>(workspace);
+  float* scratch = reinterpret_cast<float*>((at + kAlign - 1) / kAlign * kAlign);
   if (m <= 0 || n_ <= 0) return;
   if (k_ == 0) {
     for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n_, 0.f);
@@ -117,7 +124,7 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
   const int parts =
       int(std::min<int64_t>(panels_, threads_for(2 * m * n_ * k_, threads, int64_t{1} << 20)));
   parallel_region(parts, [&](int part, int nparts) {
-    float* ap = scratch + size_t(part) * scratch_floats();
+    float* ap = scratch + size_t(part) * kScratchFloats;
     const int64_t p0 = split_begin(panels_, nparts, part),
                   p1 = split_begin(panels_, nparts, part + 1);
     for (int64_t m0 = 0; m0 < m; m0 += kMc) {
@@ -134,6 +141,16 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
         }
       }
     }
+  });
+}
+
+std::shared_ptr<const PackedRhs> share_packed_rhs(PrepareContext& ctx, const std::string& key,
+                                                  const Tensor& b, int64_t k, int64_t n,
+                                                  bool transposed) {
+  const size_t bytes = size_t(k) * size_t((n + kNr - 1) / kNr * kNr) * sizeof(float);
+  ctx.workspace_bytes = PackedRhs::workspace_bytes(ctx.threads);
+  return ctx.share<PackedRhs>(key, bytes, [&] {
+    return std::make_shared<PackedRhs>(b.data<float>(), k, n, transposed ? k : n, transposed);
   });
 }
 

@@ -13,6 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+
+#include "minfer/kernel.h"
 
 namespace minfer::cpu {
 
@@ -24,13 +27,13 @@ class PackedRhs {
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
-  // Scratch floats one thread of multiply() needs (its packed block of A).
-  static size_t scratch_floats();
+  // The workspace multiply() needs with up to `threads` threads (their packed blocks of A).
+  static size_t workspace_bytes(int threads);
 
-  // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B, over `threads` threads;
-  // `scratch` holds threads * scratch_floats() floats, 32-byte aligned.
+  // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B, over `threads` threads (at most
+  // what `workspace`, workspace_bytes(threads) long, was sized for).
   void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
-                float* scratch) const;
+                void* workspace) const;
 
  private:
   int64_t k_ = 0, n_ = 0, panels_ = 0;
@@ -40,5 +43,12 @@ class PackedRhs {
   // Panel p (columns 16p..16p+15, zero past n): k rows of 16 floats, at p * k * 16.
   std::unique_ptr<float[], AlignedFree> data_;
 };
+
+// A kernel's constant B [k, n] (or B^T [n, k] when `transposed`) packed once for the session's
+// plans of every shape (PrepareContext::share under `key`), with ctx.workspace_bytes set for
+// ctx.threads. For MatMul and Gemm.
+std::shared_ptr<const PackedRhs> share_packed_rhs(PrepareContext& ctx, const std::string& key,
+                                                  const Tensor& b, int64_t k, int64_t n,
+                                                  bool transposed);
 
 }  // namespace minfer::cpu

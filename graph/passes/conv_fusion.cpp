@@ -2,6 +2,7 @@
 // activation in the same pass over the output: Y = act(conv(X, W) + B + Z).
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
@@ -42,6 +43,76 @@ std::optional<Attributes> activation_of(const Node& act, Attributes attrs) {
   attrs.set("activation_min", lo);
   attrs.set("activation_max", hi);
   return attrs;
+}
+
+// x * g(x) with g's output used only by that Mul: the Mul, or null.
+Node* gating_mul(const Node& gate, const Value* x) {
+  Node* mul = rewrite::sole_user(gate.outputs[0]);
+  if (!rewrite::is_op(mul, "Mul") || mul->inputs.size() != 2) return nullptr;
+  const bool pairs = (mul->inputs[0] == x && mul->inputs[1] == gate.outputs[0]) ||
+                     (mul->inputs[1] == x && mul->inputs[0] == gate.outputs[0]);
+  return pairs ? mul : nullptr;
+}
+
+bool is_hard_swish_gate(const Node& n) {  // HardSigmoid(x / 6 + 1/2): torch's opset < 14 export
+  return rewrite::is_op(&n, "HardSigmoid") &&
+         std::abs(n.attrs.get_float("alpha", 0.2f) - 1.f / 6.f) < 1e-6f &&
+         n.attrs.get_float("beta", 0.5f) == 0.5f;
+}
+
+// The smooth activation a conv's output goes through, as the nodes that compute it (after the
+// conv) and FusedConv's attributes; or no nodes.
+std::vector<Node*> smooth_activation_of(const Value* x, Attributes& attrs) {
+  if (x->is_graph_output) return {};
+  if (x->uses.size() == 1) {  // Sigmoid, HardSigmoid or HardSwish of x
+    Node* act = x->uses[0].node;
+    if (act->inputs.empty() || act->inputs[0] != x) return {};
+    if (rewrite::is_op(act, "Sigmoid") || rewrite::is_op(act, "HardSwish")) {
+      attrs.set("activation", act->op_type);
+    } else if (rewrite::is_op(act, "HardSigmoid")) {
+      attrs.set("activation", std::string("HardSigmoid"));
+      attrs.set("activation_alpha", act->attrs.get_float("alpha", 0.2f));
+      attrs.set("activation_beta", act->attrs.get_float("beta", 0.5f));
+    } else {
+      return {};
+    }
+    return {act};
+  }
+  if (x->uses.size() != 2) return {};
+  // x * Sigmoid(x) = SiLU, x * HardSigmoid(x / 6 + 1/2) = HardSwish: x's two users.
+  for (const Use& use : x->uses) {
+    Node* gate = use.node;
+    const bool silu = rewrite::is_op(gate, "Sigmoid");
+    if ((!silu && !is_hard_swish_gate(*gate)) || gate->inputs[0] != x) continue;
+    Node* mul = gating_mul(*gate, x);
+    if (!mul) continue;
+    attrs.set("activation", std::string(silu ? "Silu" : "HardSwish"));
+    return {gate, mul};
+  }
+  return {};
+}
+
+// Fuses each conv without an activation with the nodes after it that `match(conv, attrs)`
+// returns (in order; it also sets the activation attributes): one FusedConv takes their place.
+template <typename Match>
+bool fuse_conv_with(Graph& g, PassLog& log, Match match) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* n : g.topo_order()) {
+    if (removed.count(n) || !is_conv(n) || has_activation(n)) continue;
+    Attributes attrs = n->attrs;
+    const std::vector<Node*> act = match(*n, attrs);
+    if (act.empty()) continue;
+    Node* fused = make_fused(g, *n, n->input(2), n->input(3), std::move(attrs));
+    std::string what = "fused " + n->describe();
+    for (const Node* a : act) what += " + " + a->describe();
+    log.note(what);
+    std::vector<Node*> chain{n};
+    chain.insert(chain.end(), act.begin(), act.end());
+    rewrite::replace_chain(g, chain, fused, removed);
+    changed = true;
+  }
+  return changed;
 }
 }  // namespace
 
@@ -114,95 +185,21 @@ bool fuse_conv_residual(Graph& g, PassLog& log) {
 }
 
 bool fuse_conv_activation(Graph& g, PassLog& log) {
-  bool changed = false;
-  std::set<const Node*> removed;
-  for (Node* n : g.topo_order()) {
-    if (removed.count(n)) continue;
-    if (!is_conv(n) || has_activation(n)) continue;
-    Node* act = rewrite::sole_user(n->outputs[0]);
-    if (!act || act->inputs[0] != n->outputs[0]) continue;
-    auto attrs = activation_of(*act, n->attrs);
-    if (!attrs) continue;
-    Node* fused = make_fused(g, *n, n->input(2), n->input(3), *attrs);
-    log.note("fused " + n->describe() + " + " + act->describe());
-    rewrite::replace_chain(g, {n, act}, fused, removed);
-    changed = true;
-  }
-  return changed;
-}
-
-}  // namespace minfer::passes
-
-namespace minfer::passes {
-
-namespace {
-// x * g(x) with g's output used only by that Mul: the Mul, or null.
-Node* gating_mul(const Node& gate, const Value* x) {
-  Node* mul = rewrite::sole_user(gate.outputs[0]);
-  if (!rewrite::is_op(mul, "Mul") || mul->inputs.size() != 2) return nullptr;
-  const bool pairs = (mul->inputs[0] == x && mul->inputs[1] == gate.outputs[0]) ||
-                     (mul->inputs[1] == x && mul->inputs[0] == gate.outputs[0]);
-  return pairs ? mul : nullptr;
-}
-
-bool is_hard_swish_gate(const Node& n) {  // HardSigmoid(x / 6 + 1/2): torch's opset < 14 export
-  return rewrite::is_op(&n, "HardSigmoid") &&
-         std::abs(n.attrs.get_float("alpha", 0.2f) - 1.f / 6.f) < 1e-6f &&
-         n.attrs.get_float("beta", 0.5f) == 0.5f;
-}
-
-// The smooth activation a conv's output goes through, as the nodes that compute it (after the
-// conv) and FusedConv's attributes; or no nodes.
-std::vector<Node*> smooth_activation_of(const Value* x, Attributes& attrs) {
-  if (x->is_graph_output) return {};
-  if (x->uses.size() == 1) {  // Sigmoid, HardSigmoid or HardSwish of x
-    Node* act = x->uses[0].node;
-    if (act->inputs.empty() || act->inputs[0] != x) return {};
-    if (rewrite::is_op(act, "Sigmoid") || rewrite::is_op(act, "HardSwish")) {
-      attrs.set("activation", act->op_type);
-    } else if (rewrite::is_op(act, "HardSigmoid")) {
-      attrs.set("activation", std::string("HardSigmoid"));
-      attrs.set("activation_alpha", act->attrs.get_float("alpha", 0.2f));
-      attrs.set("activation_beta", act->attrs.get_float("beta", 0.5f));
-    } else {
-      return {};
-    }
+  return fuse_conv_with(g, log, [](const Node& conv, Attributes& attrs) -> std::vector<Node*> {
+    Node* act = rewrite::sole_user(conv.outputs[0]);
+    if (!act || act->inputs[0] != conv.outputs[0]) return {};
+    std::optional<Attributes> fused = activation_of(*act, attrs);
+    if (!fused) return {};
+    attrs = std::move(*fused);
     return {act};
-  }
-  if (x->uses.size() != 2) return {};
-  // x * Sigmoid(x) = SiLU, x * HardSigmoid(x / 6 + 1/2) = HardSwish: x's two users.
-  for (const Use& use : x->uses) {
-    Node* gate = use.node;
-    const bool silu = rewrite::is_op(gate, "Sigmoid");
-    if ((!silu && !is_hard_swish_gate(*gate)) || gate->inputs[0] != x) continue;
-    Node* mul = gating_mul(*gate, x);
-    if (!mul) continue;
-    attrs.set("activation", std::string(silu ? "Silu" : "HardSwish"));
-    return {gate, mul};
-  }
-  return {};
+  });
 }
-}  // namespace
 
 bool fuse_conv_smooth_activation(Graph& g, PassLog& log) {
-  bool changed = false;
-  std::set<const Node*> removed;
-  for (Node* n : g.topo_order()) {
-    if (removed.count(n)) continue;
-    if (!is_conv(n) || has_activation(n) || n->outputs[0]->dtype != DType::f32) continue;
-    Attributes attrs = n->attrs;
-    std::vector<Node*> act = smooth_activation_of(n->outputs[0], attrs);
-    if (act.empty()) continue;
-    Node* fused = make_fused(g, *n, n->input(2), n->input(3), attrs);
-    std::string what = "fused " + n->describe();
-    for (const Node* a : act) what += " + " + a->describe();
-    log.note(what);
-    std::vector<Node*> chain{n};
-    chain.insert(chain.end(), act.begin(), act.end());
-    rewrite::replace_chain(g, chain, fused, removed);
-    changed = true;
-  }
-  return changed;
+  return fuse_conv_with(g, log, [](const Node& conv, Attributes& attrs) -> std::vector<Node*> {
+    if (conv.outputs[0]->dtype != DType::f32) return {};
+    return smooth_activation_of(conv.outputs[0], attrs);
+  });
 }
 
 }  // namespace minfer::passes
