@@ -3,6 +3,8 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#include "backends/cpu/conv_gemm.h"
+#include "backends/cpu/isa.h"
 #include "backends/cpu/packed_gemm.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/sgemm.h"
@@ -129,10 +131,23 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   int64_t tiles = ceil_div(p, target);
   tile_cols_ = std::min(p, round_up(ceil_div(p, tiles), kTileAlign));
 
-  // Constant weights are packed once for the GEMM micro-kernel, one block per group.
-  // The packing depends on the tile width only (not on the batch): plans of every batch size
-  // share it.
-  if (method_ != Method::Depthwise && weight_.defined()) {
+  // Where the output outweighs the arithmetic (small depths, large planes): ConvGemm on the
+  // input itself (1x1) or on a row-major im2col tile (conv_gemm.h).
+  if (method_ != Method::Depthwise && weight_.defined() && has_any_isa() &&
+      ConvGemm::pays(k, p)) {
+    const int64_t groups = d.group, mg = d.mg;
+    const float* w = weight_.data<float>();
+    direct_ = ctx.share<std::vector<ConvGemm>>(
+        "cpu.conv.direct", size_t(d.m) * size_t(k) * sizeof(float), [&] {
+          auto gemms = std::make_shared<std::vector<ConvGemm>>();
+          for (int64_t g = 0; g < groups; ++g) gemms->emplace_back(w + g * mg * k, mg, k);
+          return gemms;
+        });
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+  } else if (method_ != Method::Depthwise && weight_.defined()) {
+    // Otherwise constant weights are packed once for the GEMM micro-kernel, one block per group.
+    // The packing depends on the tile width only (not on the batch): plans of every batch size
+    // share it.
     const int64_t groups = d.group, mg = d.mg, tile = tile_cols_;
     const float* w = weight_.data<float>();
     packed_ = ctx.share<std::vector<PackedWeights>>(
@@ -203,7 +218,7 @@ void ConvKernel::run(RunContext& ctx) const {
 }
 
 std::string ConvKernel::variant() const {
-  return method_ == Method::Winograd ? "winograd" : std::string();
+  return method_ == Method::Winograd ? "winograd" : direct_ ? "direct" : std::string();
 }
 
 void ConvKernel::fill_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,
@@ -371,7 +386,7 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
   }
   const int64_t units = groups_total * tiles;
   // Tile boundaries on multiples of the micro-kernel's rows where tiles are large enough.
-  const int64_t align = p / tiles >= 4 * kTileAlign ? kTileAlign : 8;
+  const int64_t align = direct_ ? 16 : p / tiles >= 4 * kTileAlign ? kTileAlign : 8;
   auto boundary = [&](int64_t t) { return t == tiles ? p : p * t / tiles / align * align; };
 
   auto locate = [&](int64_t u, int64_t& n, int64_t& g, int64_t& p0, int64_t& np) {
@@ -392,7 +407,14 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
       if (np <= 0) continue;
       const float* x = op.x + n * image_stride + g * group_stride;
       const int64_t m0 = g * d.mg, m1 = m0 + d.mg;
-      float* y = op.y + (n * d.m + m0) * p + p0;
+      const int64_t offset = (n * d.m + m0) * p + p0;  // of the tile's first output
+      float* y = op.y + offset;
+      if (direct_) {  // the epilogue in ConvGemm's registers, on X itself or an im2col tile
+        if (col) im2col(x, 0, k, p0, np, col);
+        (*direct_)[g].run(col ? col : x + p0, col ? np : p, np, op.b ? op.b + m0 : nullptr,
+                          op.z ? op.z + offset : nullptr, y, p, act_);
+        continue;
+      }
       if (col && !packed_->empty()) {
         const int64_t oh0 = pad_input(x, p0, np, pad);
         im2col_packed(pad, oh0, p0, np, (*packed_)[g].depth_block(), col);

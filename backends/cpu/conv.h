@@ -16,15 +16,18 @@
 // the tile straight in the micro-kernel's packed format, from a zero-padded copy of the input
 // rows it reads; run-time weights go through the plain GEMM. Output tiles are pre-filled
 // with bias (+ residual) so that the GEMM accumulates onto them, and the clamp runs while the
-// tile is still in cache. 3x3 stride-1 convs with constant weights, at least 32 channels in
-// and out and output planes of at least 14x14 run Winograd F(4x4, 3x3) instead (winograd.h:
-// 36 GEMMs on transformed tiles, 4x fewer multiplications; MINFER_CPU_WINOGRAD=0 turns it
-// off); its variant() then says "winograd".
+// tile is still in cache. Convs of small depth (K <= 192) on planes of 28x28 and more take
+// ConvGemm instead (conv_gemm.h: the input or a row-major im2col tile read in place, the whole
+// epilogue in registers; variant() "direct"). 3x3 stride-1 convs with constant weights, at
+// least 32 channels in and out and output planes of at least 14x14 run Winograd F(4x4, 3x3)
+// instead (winograd.h: 36 GEMMs on transformed tiles, 4x fewer multiplications;
+// MINFER_CPU_WINOGRAD=0 turns it off); its variant() then says "winograd".
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/depthwise.h"
 #include "backends/cpu/depthwise_channels.h"
 #include "backends/cpu/epilogue.h"
@@ -41,7 +44,7 @@ class ConvKernel final : public Kernel {
 
   void prepare(PrepareContext& ctx) override;
   void run(RunContext& ctx) const override;
-  std::string variant() const override;  // "winograd" when that method runs, else empty
+  std::string variant() const override;  // "winograd" or "direct" (ConvGemm), else empty
 
  private:
   enum class Method { Gemm1x1, Im2col, Depthwise, Winograd };
@@ -102,6 +105,8 @@ class ConvKernel final : public Kernel {
   Tensor weight_, bias_;  // constant inputs (shared, not copied); undefined = read per run
   // Constant weights packed per group for the GEMM (shared by the session's plans); never null.
   std::shared_ptr<const std::vector<PackedWeights>> packed_;
+  // Instead, per group, for the 1x1 convs where ConvGemm::pays(); null otherwise.
+  std::shared_ptr<const std::vector<ConvGemm>> direct_;
   bool has_bias_ = false, has_residual_ = false;
   bool empty_ = false;  // the output has no elements
 };

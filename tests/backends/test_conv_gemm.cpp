@@ -1,0 +1,208 @@
+// ConvGemm (backends/cpu/conv_gemm.h), the CPU Conv's product with the epilogue in registers,
+// against float64: called directly on every tail of its 6 x 16 tile, and through
+// cpu::ConvKernel on the convolutions that take it (1x1 and small-depth im2col, grouped,
+// batched, 1-3 threads). Outputs start as NaN, so an unwritten element fails; a row's padding
+// past its columns must stay NaN, so a store past the tile's edge fails too.
+//
+// Error measure: max |y - exact| / max |exact| <= 1e-5 (fp32 sums of up to 147 products).
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "backends/cpu/conv.h"
+#include "backends/cpu/conv_gemm.h"
+#include "backends/cpu/isa.h"
+#include "test_util.h"
+
+namespace minfer {
+namespace {
+
+using Kind = cpu::Activation::Kind;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// The activations of epilogue.h by name, as FusedConv spells them (Clip on [-0.5, 0.75]).
+const char* const kActivations[] = {"", "Relu", "Clip", "Silu", "HardSwish", "Sigmoid"};
+
+double activate(const std::string& act, double x) {
+  if (act == "Relu") return std::max(x, 0.0);
+  if (act == "Clip") return std::min(std::max(x, -0.5), 0.75);
+  if (act == "Silu") return x / (1 + std::exp(-x));
+  if (act == "Sigmoid") return 1 / (1 + std::exp(-x));
+  if (act == "HardSwish") return x * std::min(std::max(x / 6 + 0.5, 0.0), 1.0);
+  return x;
+}
+
+Attributes activation_attrs(const std::string& act) {
+  Attributes a;
+  if (act.empty()) return a;
+  a.set("activation", act);
+  if (act == "Clip") a.set("activation_min", -0.5f), a.set("activation_max", 0.75f);
+  return a;
+}
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing else",
+          "[cpu][conv-gemm]") {
+  if (!cpu::has_any_isa()) {
+    WARN("no AVX2 on this CPU: ConvGemm is never used");
+    return;
+  }
+  std::mt19937 rng(42);
+  int cases = 0;
+  for (int64_t m : {1, 5, 6, 7, 13, 40})
+    for (int64_t k : {1, 3, 16, 27})
+      for (int64_t cols : {1, 9, 16, 17, 40, 700}) {
+        const std::string act = kActivations[cases % 6];
+        const bool bias = cases % 2 == 0, residual = cases % 3 != 0;
+        ++cases;
+        INFO("m " << m << " k " << k << " cols " << cols << " act '" << act << "'"
+                  << (bias ? " bias" : "") << (residual ? " residual" : ""));
+        const int64_t ldx = cols + 5, ldy = cols + 3;  // rows with padding between them
+        const std::vector<float> w = random_floats(size_t(m * k), rng);
+        const std::vector<float> x = random_floats(size_t(k * ldx), rng);
+        const std::vector<float> b = random_floats(size_t(m), rng);
+        const std::vector<float> z = random_floats(size_t(m * ldy), rng);
+        std::vector<float> y(size_t(m * ldy), kNaN);
+
+        Node node;
+        node.attrs = activation_attrs(act);
+        const cpu::Activation activation = cpu::parse_activation(node);
+        cpu::ConvGemm gemm(w.data(), m, k);
+        gemm.run(x.data(), ldx, cols, bias ? b.data() : nullptr, residual ? z.data() : nullptr,
+                 y.data(), ldy, activation);
+
+        double err = 0, scale = 1e-30;
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < ldy; ++j) {
+            const float got = y[size_t(i * ldy + j)];
+            if (j >= cols) {  // padding: untouched
+              REQUIRE(std::isnan(got));
+              continue;
+            }
+            double s = bias ? double(b[size_t(i)]) : 0.0;
+            if (residual) s += double(z[size_t(i * ldy + j)]);
+            for (int64_t q = 0; q < k; ++q)
+              s += double(w[size_t(i * k + q)]) * double(x[size_t(q * ldx + j)]);
+            const double want = activate(act, s);
+            scale = std::max(scale, std::abs(want));
+            const double e = std::abs(double(got) - want);
+            err = std::isnan(e) ? INFINITY : std::max(err, e);
+          }
+        CHECK(err / scale <= 1e-5);
+      }
+}
+
+struct ConvCase {
+  const char* what;
+  Shape x, w;
+  int64_t stride, pad, group;
+};
+
+// Y = act(conv(X, W) + B + Z) in float64, NCHW, square kernels.
+std::vector<double> conv_f64(const ConvCase& c, const std::vector<Tensor>& t, const Shape& ys,
+                             const std::string& act) {
+  const int64_t n = c.x[0], ci = c.x[1], h = c.x[2], wd = c.x[3];
+  const int64_t m = c.w[0], cg = c.w[1], kk = c.w[2], mg = m / c.group;
+  const int64_t oh = ys[2], ow = ys[3];
+  const float *x = t[0].data<float>(), *w = t[1].data<float>();
+  const float *b = t[2].data<float>(), *z = t[3].data<float>();
+  std::vector<double> y(size_t(ys.numel()));
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t o = 0; o < m; ++o)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          const size_t at = size_t(((in * m + o) * oh + i) * ow + j);
+          double s = double(b[o]) + double(z[at]);
+          for (int64_t q = 0; q < cg; ++q)
+            for (int64_t di = 0; di < kk; ++di)
+              for (int64_t dj = 0; dj < kk; ++dj) {
+                const int64_t ih = i * c.stride + di - c.pad, iw = j * c.stride + dj - c.pad;
+                if (ih < 0 || ih >= h || iw < 0 || iw >= wd) continue;
+                const int64_t chan = o / mg * cg + q;
+                s += double(x[((in * ci + chan) * h + ih) * wd + iw]) *
+                     double(w[((o * cg + q) * kk + di) * kk + dj]);
+              }
+          y[at] = activate(act, s);
+        }
+  return y;
+}
+
+TEST_CASE("cpu Conv takes ConvGemm for small depths on large planes, matching float64",
+          "[cpu][conv-gemm]") {
+  if (!cpu::has_any_isa()) {
+    WARN("no AVX2 on this CPU: ConvGemm is never used");
+    return;
+  }
+  const ConvCase cases[] = {
+      {"1x1, 16 -> 13 channels, 30x30 (a column tail)", {2, 16, 30, 30}, {13, 16, 1, 1}, 1, 0, 1},
+      {"grouped 1x1 (2 groups of 24 -> 20)", {1, 48, 32, 28}, {40, 24, 1, 1}, 1, 0, 2},
+      {"stem 3x3 stride 2 (K = 27)", {1, 3, 64, 66}, {32, 3, 3, 3}, 2, 1, 1},
+      {"ResNet stem 7x7 stride 2 (K = 147)", {1, 3, 60, 60}, {8, 3, 7, 7}, 2, 3, 1},
+  };
+  std::mt19937 rng(7);
+  int i = 0;
+  for (const ConvCase& c : cases)
+    for (int threads : {1, 2, 3}) {
+      const std::string act = kActivations[i++ % 6];
+      INFO(c.what << ", " << threads << " threads, act '" << act << "'");
+      const int64_t oh = (c.x[2] + 2 * c.pad - c.w[2]) / c.stride + 1;
+      const int64_t ow = (c.x[3] + 2 * c.pad - c.w[3]) / c.stride + 1;
+      const Shape ys{c.x[0], c.w[0], oh, ow};
+      std::vector<Tensor> t{test::random_tensor(c.x, rng), test::random_tensor(c.w, rng),
+                            test::random_tensor(Shape{c.w[0]}, rng), test::random_tensor(ys, rng)};
+      Node node;
+      node.name = "conv";
+      node.op_type = "FusedConv";
+      node.domain = kMinferDomain;
+      node.attrs = activation_attrs(act);
+      node.attrs.set("group", c.group);
+      node.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
+      node.attrs.set("pads", std::vector<int64_t>(4, c.pad));
+      std::vector<TensorInfo> infos{{true, DType::f32, c.x, nullptr},
+                                    {true, DType::f32, c.w, &t[1]},
+                                    {true, DType::f32, Shape{c.w[0]}, &t[2]},
+                                    {true, DType::f32, ys, nullptr}};
+      PrepareContext pctx{node, infos, {{true, DType::f32, ys, nullptr}}};
+      pctx.threads = threads;
+      cpu::ConvKernel kernel;
+      kernel.prepare(pctx);
+      REQUIRE(kernel.variant() == "direct");
+      CHECK(cpu::ConvGemm::pays(c.w[1] * c.w[2] * c.w[3], oh * ow));
+      Tensor y(DType::f32, ys);
+      std::fill(y.data<float>(), y.data<float>() + y.numel(), kNaN);
+      std::vector<float> workspace(pctx.workspace_bytes / sizeof(float) + 16, kNaN);
+      RunContext rc;
+      for (const Tensor& in : t) rc.inputs.push_back(&in);
+      rc.outputs.push_back(&y);
+      rc.workspace = workspace.data();
+      rc.threads = threads;
+      kernel.run(rc);
+
+      const std::vector<double> want = conv_f64(c, t, ys, act);
+      double err = 0, scale = 1e-30;
+      for (size_t e = 0; e < want.size(); ++e) {
+        scale = std::max(scale, std::abs(want[e]));
+        const double d = std::abs(double(y.data<float>()[e]) - want[e]);
+        err = std::isnan(d) ? INFINITY : std::max(err, d);
+      }
+      CHECK(err / scale <= 1e-5);
+    }
+}
+
+TEST_CASE("MINFER_CPU_CONV_GEMM=0 keeps those convs on the Eigen path", "[cpu][conv-gemm]") {
+  CHECK(cpu::ConvGemm::pays(16, 12544));
+  CHECK_FALSE(cpu::ConvGemm::pays(256, 12544));  // deep: Eigen's packed GEMM wins
+  CHECK_FALSE(cpu::ConvGemm::pays(16, 196));     // small planes: likewise
+  setenv("MINFER_CPU_CONV_GEMM", "0", 1);
+  CHECK_FALSE(cpu::ConvGemm::pays(16, 12544));
+  unsetenv("MINFER_CPU_CONV_GEMM");
+}
+
+}  // namespace
+}  // namespace minfer
