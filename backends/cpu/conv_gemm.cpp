@@ -125,9 +125,11 @@ void ConvGemm::run(const float* x, int64_t ldx, int64_t cols, const float* bias,
           tile_6x16<false>(k_, wp, x + q0, ldx, o, clamp, act.lo, act.hi);
         else
           tile_6x16<true>(k_, wp, x + q0, ldx, o, clamp, act.lo, act.hi);
-        if (smooth)
-          for (int64_t i = 0; i < o.rows; ++i) act.apply(o.y + i * ldy, n);
       }
+      // A smooth activation over the panel's rows of the block while they are in L1 (one
+      // call per row: per tile, the calls cost as much as the exponentials).
+      if (smooth)
+        for (int64_t i = r0; i < std::min(m_, r0 + kMr); ++i) act.apply(y + i * ldy + c0, c1 - c0);
     }
   }
 }
