@@ -1,6 +1,7 @@
 #include "backends/cpu/depthwise.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "backends/cpu/vec8.h"
@@ -16,35 +17,49 @@ constexpr int64_t scratch_row(int64_t w, int k, int stride) {
   return stride == 1 ? padded : 2 * ((padded + 1) / 2);
 }
 
-// out[q] = sum over taps t of w[t] * in[q + offset[t]], for q < n: 16 at a time in two
-// independent accumulators, so that the FMA latency is hidden; the rest one by one.
+// One output row: y[c] = clamp(sum over taps t of w[t] * in[c + offset[t]] + bias + z[c]) for
+// c < n (z may be null; the clamp keeps a NaN, as Clip does). 16 at a time in two independent
+// accumulators, so that the FMA latency is hidden; then 8; the rest one by one.
 template <int Taps>
-void flat_sums(const float* in, const int64_t* offset, const float* w, int64_t n, float* out) {
-  int64_t q = 0;
-  for (; q + 16 <= n; q += 16) {
-    Vec8 lo = {}, hi = {}, a, b;
+void row_out(const float* in, const int64_t* offset, const float* w, int64_t n, float bias,
+             const float* z, float lo, float hi, float* y) {
+  auto finish = [&](Vec8 v, int64_t c) {
+    if (z) {
+      Vec8 r;
+      std::memcpy(&r, z + c, sizeof r);
+      v += r;
+    }
+    v = v < lo ? Vec8{} + lo : v;
+    v = v > hi ? Vec8{} + hi : v;
+    std::memcpy(y + c, &v, sizeof v);
+  };
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) {
+    Vec8 v0 = Vec8{} + bias, v1 = v0, a, b;
     for (int t = 0; t < Taps; ++t) {
-      const float* p = in + offset[t] + q;
+      const float* p = in + offset[t] + c;
       std::memcpy(&a, p, sizeof a);
       std::memcpy(&b, p + 8, sizeof b);
-      lo += w[t] * a;
-      hi += w[t] * b;
+      v0 += w[t] * a;
+      v1 += w[t] * b;
     }
-    std::memcpy(out + q, &lo, sizeof lo);
-    std::memcpy(out + q + 8, &hi, sizeof hi);
+    finish(v0, c);
+    finish(v1, c + 8);
   }
-  for (; q + 8 <= n; q += 8) {
-    Vec8 acc = {}, a;
+  for (; c + 8 <= n; c += 8) {
+    Vec8 v = Vec8{} + bias, a;
     for (int t = 0; t < Taps; ++t) {
-      std::memcpy(&a, in + offset[t] + q, sizeof a);
-      acc += w[t] * a;
+      std::memcpy(&a, in + offset[t] + c, sizeof a);
+      v += w[t] * a;
     }
-    std::memcpy(out + q, &acc, sizeof acc);
+    finish(v, c);
   }
-  for (; q < n; ++q) {
-    float acc = 0.f;
-    for (int t = 0; t < Taps; ++t) acc += w[t] * in[offset[t] + q];
-    out[q] = acc;
+  for (; c < n; ++c) {
+    float v = bias;
+    for (int t = 0; t < Taps; ++t) v += w[t] * in[offset[t] + c];
+    if (z) v += z[c];
+    v = v < lo ? lo : v;
+    y[c] = v > hi ? hi : v;
   }
 }
 
@@ -84,37 +99,19 @@ void plane(const DepthwisePlane& a) {
   }
   float w[K * K];
   for (int t = 0; t < K * K; ++t) w[t] = a.weights[t];
-  float* sums = a.scratch + rows * row;  // after the padded plane
-  if constexpr (S == 1) {
-    // Output (r, c) reads padded (r + i, c + j): on the flat plane, q + i * row + j for
-    // q = r * row + c. So one long loop computes every q < oh * row (the columns past ow of
-    // each row are wasted, 2P of them), each tap a fixed offset: vectorized, no row loop.
-    int64_t offset[K * K];
-    for (int i = 0; i < K; ++i)
-      for (int j = 0; j < K; ++j) offset[i * K + j] = i * row + j;
-    // The wasted columns of the last row read up to K - 1 floats past the plane: defined.
-    std::fill(sums, sums + K, 0.f);
-    flat_sums<K * K>(a.scratch, offset, w, a.oh * row, sums);
-  } else {
-    // Stride 2, output (r, c): even or odd column (c + j / 2) of padded row 2r + i. Per row.
-    int64_t offset[K * K];
-    for (int i = 0; i < K; ++i)
-      for (int j = 0; j < K; ++j) offset[i * K + j] = i * row + (j & 1 ? half : 0) + j / 2;
-    for (int64_t r = 0; r < a.oh; ++r)
-      flat_sums<K * K>(a.scratch + 2 * r * row, offset, w, a.ow, sums + r * a.ow);
-  }
-  // Bias, residual and activation, into the output.
-  const int64_t stride = S == 1 ? row : a.ow;
-  for (int64_t r = 0; r < a.oh; ++r) {
-    float* y = a.y + r * a.ow;
-    const float* sum = sums + r * stride;
-    const float* z = a.residual ? a.residual + r * a.ow : nullptr;
-    if (z)
-      for (int64_t c = 0; c < a.ow; ++c) y[c] = sum[c] + a.bias + z[c];
-    else
-      for (int64_t c = 0; c < a.ow; ++c) y[c] = sum[c] + a.bias;
-  }
-  a.act->apply(a.y, a.oh * a.ow);  // the whole plane at once: its rows may be short
+  // Output (r, c) reads padded row r * S + i at column c + j (stride 1), or at even or odd
+  // column c + j / 2 (stride 2): from the row's start, each tap a fixed offset.
+  int64_t offset[K * K];
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < K; ++j)
+      offset[i * K + j] = i * row + (S == 1 ? j : (j & 1 ? half : 0) + j / 2);
+  // A clamp in the row's registers; a smooth activation afterwards, over the whole plane.
+  const bool clamp = a.act->enabled && a.act->is_clamp();
+  const float lo = clamp ? a.act->lo : -INFINITY, hi = clamp ? a.act->hi : INFINITY;
+  for (int64_t r = 0; r < a.oh; ++r)
+    row_out<K * K>(a.scratch + S * r * row, offset, w, a.ow, a.bias,
+                   a.residual ? a.residual + r * a.ow : nullptr, lo, hi, a.y + r * a.ow);
+  if (!a.act->is_clamp()) a.act->apply(a.y, a.oh * a.ow);  // whole plane: rows may be short
 }
 
 }  // namespace
@@ -134,10 +131,9 @@ DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int6
 }
 
 size_t depthwise_scratch_floats(int64_t h, int64_t w, int64_t k) {
-  // The padded plane in the larger of the two layouts, then the sums: at most one padded
-  // row per output row (stride 1), and K floats of slack for the taps of the wasted columns.
+  // The padded plane, in the larger of the two layouts.
   const size_t row = size_t(scratch_row(w, int(k), 2)), rows = size_t(h + 2 * (k / 2));
-  return rows * row + rows * row + size_t(k);
+  return rows * row;
 }
 
 }  // namespace minfer::cpu
