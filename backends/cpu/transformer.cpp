@@ -1,8 +1,9 @@
 // fp32 kernels for the transformer-block ops: LayerNormalization (rows normalized in
-// parallel, statistics in double over the row) and Gelu/Erf (Eigen's vectorized erf and tanh).
+// parallel, statistics in double over the row, vectorized) and Gelu/Erf (Eigen's vectorized erf and tanh).
 // Both the ONNX ops and the com.minfer forms the fusion passes make are registered.
 #include <Eigen/Core>
 #include <cmath>
+#include <cstring>
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "backends/cpu/kernels.h"
@@ -12,6 +13,46 @@
 namespace minfer::cpu {
 
 namespace {
+
+using Float4 = float __attribute__((vector_size(16)));
+using Double4 = double __attribute__((vector_size(32)));
+
+// Sum over x[0, n) of (x[i] - shift)^power (power 1 or 2), in double: the floats are widened
+// 4 at a time into two independent accumulators (a vectorized loop: Eigen's cast<double>() sum
+// was scalar, 2.6 ns per element). Double keeps rows far from 0 exact enough for the variance.
+template <int Power>
+double sum_widened(const float* x, int64_t n, double shift) {
+  Double4 acc0 = {}, acc1 = {};
+  int64_t i = 0;
+  for (Float4 a, b; i + 8 <= n; i += 8) {
+    std::memcpy(&a, x + i, sizeof a);
+    std::memcpy(&b, x + i + 4, sizeof b);
+    const Double4 da = __builtin_convertvector(a, Double4) - shift;
+    const Double4 db = __builtin_convertvector(b, Double4) - shift;
+    acc0 += Power == 1 ? da : da * da;
+    acc1 += Power == 1 ? db : db * db;
+  }
+  const Double4 acc = acc0 + acc1;
+  double s = acc[0] + acc[1] + acc[2] + acc[3];
+  for (; i < n; ++i) s += Power == 1 ? x[i] - shift : (x[i] - shift) * (x[i] - shift);
+  return s;
+}
+
+// One row: y = (x - mean) / sqrt(var + eps) * scale (+ bias). Two passes for the statistics,
+// the variance around the mean (no cancellation for rows far from 0), then one for y.
+void normalize_row(const float* x, int64_t n, float eps, const float* scale, const float* bias,
+                   float* y) {
+  const double mean = sum_widened<1>(x, n, 0.0) / double(n);
+  const double var = sum_widened<2>(x, n, mean) / double(n);
+  const float inv = float(1.0 / std::sqrt(var + double(eps)));
+  // The mean as a float and the float of its remainder: x - hi is exact for x near the mean
+  // (where the values of a row far from 0 are), so the deviations keep the double's accuracy.
+  const float hi = float(mean), lo = float(mean - double(hi));
+  if (bias)
+    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * inv * scale[i] + bias[i];
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = ((x[i] - hi) - lo) * inv * scale[i];
+}
 
 // Y = (X - mean) / sqrt(var + eps) * Scale + B over rows of n elements. Scale and B have
 // exactly n elements (the normalized dims; other broadcasts go to the reference).
@@ -35,15 +76,7 @@ class LayerNormKernel final : public Kernel {
     const int64_t n = n_;
     const int threads = threads_for(rows_ * n, ctx.threads, 16384);
     parallel_for(threads, rows_, [&](int64_t r) {
-      Eigen::Map<const Eigen::ArrayXf> row(x + r * n, n);
-      Eigen::Map<Eigen::ArrayXf> out(y + r * n, n);
-      // Two passes, the variance around the mean: no cancellation for rows far from 0.
-      const double mean = row.cast<double>().sum() / double(n);
-      out = row - float(mean);
-      const double var = out.cast<double>().square().sum() / double(n);
-      const float inv = float(1.0 / std::sqrt(var + double(eps_)));
-      out *= Eigen::Map<const Eigen::ArrayXf>(scale, n) * inv;
-      if (bias) out += Eigen::Map<const Eigen::ArrayXf>(bias, n);
+      normalize_row(x + r * n, n, eps_, scale, bias, y + r * n);
     });
   }
 

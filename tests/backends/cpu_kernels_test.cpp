@@ -761,6 +761,32 @@ TEST_CASE("cpu GlobalAveragePool, BatchNormalization, Softmax match the referenc
   }
 }
 
+TEST_CASE("cpu LayerNormalization matches the reference: axes, tails, rows far from 0",
+          "[cpu]") {
+  std::mt19937 rng(57);
+  struct Spec {
+    Shape x;
+    int64_t axis;
+    float offset;  // added to every input: the variance must not cancel
+    bool bias;
+  };
+  const Spec specs[] = {{{1, 197, 768}, -1, 0.f, true},  {{2, 3, 13}, -1, 0.f, false},
+                        {{4, 5, 6}, 1, 0.f, true},       {{3, 7}, 0, 0.f, true},
+                        {{2, 9, 100}, -1, 1000.f, true}, {{5, 3}, -1, -300.f, false}};
+  for (int threads : {1, 2, 3})
+    for (const Spec& s : specs) {
+      const int64_t axis = s.axis < 0 ? s.axis + int64_t(s.x.rank()) : s.axis;
+      std::vector<int64_t> norm(s.x.dims().begin() + axis, s.x.dims().end());
+      InputSpec x = in(s.x);
+      x.lo = s.offset - 1.f, x.hi = s.offset + 1.f;
+      Attributes a;
+      a.set("axis", s.axis);
+      OpCase c{"LayerNormalization", a, {x, in(Shape(norm), true)}, threads};
+      if (s.bias) c.inputs.push_back(in(Shape(norm), true));
+      check_op(c, "cpu-layernorm", rng);
+    }
+}
+
 TEST_CASE("cpu Transpose and Concat match the reference", "[cpu]") {
   std::mt19937 rng(51);
   Rand r{rng};
