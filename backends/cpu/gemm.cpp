@@ -48,10 +48,8 @@ void GemmKernel::prepare(PrepareContext& ctx) {
   // Constant weights (a Linear layer) are packed once, unless A is a single row (a GEMV:
   // Eigen's is memory-bound either way).
   packed_.reset();
-  ctx.workspace_bytes = 0;
   if (b_.defined() && !trans_a_ && m_ > 1 && has_any_isa()) {
     packed_ = share_packed_rhs(ctx, "cpu.gemm.packed_rhs", b_, k_, n_, trans_b_);
-    threads_ = std::max(1, ctx.threads);
   }
 }
 
@@ -63,7 +61,7 @@ void GemmKernel::run(RunContext& ctx) const {
   float* y = ctx.outputs[0]->data<float>();
   const int64_t m = m_, n = n_;
   if (packed_) {
-    packed_->multiply(a, m, k_, y, n, std::clamp(ctx.threads, 1, threads_), ctx.workspace);
+    packed_->multiply(a, m, k_, y, n, ctx.threads);
     // Y = alpha * (A B) + beta * C, then the activation, in one more pass over Y.
     const float alpha = alpha_, beta = has_c_ ? beta_ : 0.f;
     const float* c = has_c_ ? ctx.inputs[2]->data<float>() : nullptr;

@@ -36,7 +36,6 @@ class GemmKernel final : public Kernel {
   Activation act_;
   Tensor b_;  // constant B (shared); undefined = read per run
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant
-  int threads_ = 1;                          // the workspace holds this many threads' scratch
 };
 
 }  // namespace minfer::cpu

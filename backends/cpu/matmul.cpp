@@ -43,11 +43,9 @@ class MatMulKernel final : public Kernel {
       fold_batch_ = fold_batch_ && b_index_[i] == 0 && a_index_[i] == int64_t(i);
     b_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
     packed_.reset();
-    ctx.workspace_bytes = 0;
     if (b_.defined() && fold_batch_ && bd.size() == 2 && m_ * int64_t(a_index_.size()) > 1 &&
         has_any_isa()) {
       packed_ = share_packed_rhs(ctx, "cpu.matmul.packed_rhs", b_, k_, n_, false);
-      threads_ = std::max(1, ctx.threads);
     }
   }
 
@@ -59,8 +57,7 @@ class MatMulKernel final : public Kernel {
     float* y = ctx.outputs[0]->data<float>();
     const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
     if (packed_) {
-      packed_->multiply(a, batches * m, k, y, n, std::clamp(ctx.threads, 1, threads_),
-                        ctx.workspace);
+      packed_->multiply(a, batches * m, k, y, n, ctx.threads);
       return;
     }
     std::fill(y, y + batches * m * n, 0.f);
@@ -86,7 +83,6 @@ class MatMulKernel final : public Kernel {
   bool fold_batch_ = false;
   Tensor b_;
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant and shared by all batches
-  int threads_ = 1;                          // the workspace holds this many threads' scratch
 };
 
 bool supports_matmul(const PrepareContext& ctx) {

@@ -1,12 +1,13 @@
 // C = A * B for a constant B (MatMul weights: ViT's and BERT's projections), with B packed
-// once at prepare into panels of 16 columns, so that a run packs only A:
+// once at prepare into panels of 16 columns; A is read in place:
 //
 //   C[m, n] = A[m, k] * B[k, n]        (row-major; C is overwritten)
 //
 // The micro-kernel keeps a 6 x 16 tile of C in 12 AVX2 registers and per step of k broadcasts
 // 6 values of A against 2 vectors of B (12 FMAs to 8 loads: FMA-bound). Eigen re-packs B on
 // every call (2.4M floats for ViT-B's MLP): on [197,768] x [768,3072], one thread of a Zen 3,
-// Eigen took 16.9 ms (55 GFLOP/s) and this 11.8-12.9 ms (72-79 GFLOP/s; ONNX Runtime 10.1-11.3).
+// Eigen took 16.9 ms (55 GFLOP/s) and this first 11.8-12.9 ms (72-79 GFLOP/s), then, with C
+// kept in L2 by slices of columns, 10.4-10.9 ms (86-90 GFLOP/s; ONNX Runtime 10.1-11.3).
 // AVX2 + FMA only (callers check has_any_isa()); AVX-512 machines run the same tile.
 #pragma once
 
@@ -27,13 +28,8 @@ class PackedRhs {
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
-  // The workspace multiply() needs with up to `threads` threads (their packed blocks of A).
-  static size_t workspace_bytes(int threads);
-
-  // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B, over `threads` threads (at most
-  // what `workspace`, workspace_bytes(threads) long, was sized for).
-  void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
-                void* workspace) const;
+  // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B, over up to `threads` threads.
+  void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads) const;
 
  private:
   int64_t k_ = 0, n_ = 0, panels_ = 0;
@@ -45,8 +41,7 @@ class PackedRhs {
 };
 
 // A kernel's constant B [k, n] (or B^T [n, k] when `transposed`) packed once for the session's
-// plans of every shape (PrepareContext::share under `key`), with ctx.workspace_bytes set for
-// ctx.threads. For MatMul and Gemm.
+// plans of every shape (PrepareContext::share under `key`). For MatMul and Gemm.
 std::shared_ptr<const PackedRhs> share_packed_rhs(PrepareContext& ctx, const std::string& key,
                                                   const Tensor& b, int64_t k, int64_t n,
                                                   bool transposed);

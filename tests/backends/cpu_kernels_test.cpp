@@ -646,10 +646,12 @@ TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") 
     for (const auto& [a, b] : shapes)
       check_op({"MatMul", {}, {in(a), in(b, threads == 2)}, threads}, "cpu-eigen-matmul", rng);
   // Constant weights [K, N] (packed once): tails of the 6 x 16 tile in M and N, K past one
-  // depth block (256), M past one row block (192), 1-3 threads, and ViT's shapes.
+  // depth block (256), N past one slice of 8 panels (128 columns), 1-3 threads, and ViT's
+  // shapes.
   const std::vector<std::pair<Shape, Shape>> weights{
-      {{2, 3}, {3, 1}},        {{7, 5}, {5, 17}},       {{1, 13, 300}, {300, 33}},
-      {{2, 100, 40}, {40, 64}}, {{197, 768}, {768, 40}}, {{1, 50, 513}, {513, 130}},
+      {{2, 3}, {3, 1}},         {{7, 5}, {5, 17}},        {{1, 13, 300}, {300, 33}},
+      {{2, 100, 40}, {40, 64}}, {{197, 768}, {768, 40}},  {{1, 50, 513}, {513, 130}},
+      {{1, 29, 520}, {520, 300}}, {{197, 64}, {64, 1000}},
   };
   for (int threads : {1, 2, 3})
     for (const auto& [a, b] : weights)
