@@ -1,6 +1,7 @@
-// MatMul (numpy semantics: batched, broadcast batch dims, 1-D promotion) on Eigen's GEMM, or,
-// when B is a constant matrix shared by every batch (a layer's weights), on PackedRhs
-// (packed_rhs_gemm.h), which packs B once at prepare.
+// MatMul (numpy semantics: batched, broadcast batch dims, 1-D promotion) on Eigen's GEMM, or
+// on PackedRhs's micro-kernel (packed_rhs_gemm.h): when B is a constant matrix shared by every
+// batch (a layer's weights), packed once at prepare; when each batch has its own B (attention's
+// Q K^T and P V), packed by the thread that multiplies it.
 #include <algorithm>
 
 #include "backends/cpu/isa.h"
@@ -43,13 +44,21 @@ class MatMulKernel final : public Kernel {
       fold_batch_ = fold_batch_ && b_index_[i] == 0 && a_index_[i] == int64_t(i);
     b_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
     packed_.reset();
+    pack_per_batch_ = false;
     if (b_.defined() && fold_batch_ && bd.size() == 2 && m_ * int64_t(a_index_.size()) > 1 &&
         has_any_isa()) {
       packed_ = share_packed_rhs(ctx, "cpu.matmul.packed_rhs", b_, k_, n_, false);
+    } else if (!fold_batch_ && m_ >= 8 && has_any_isa()) {
+      // Batched products of run-time matrices (attention): each B packed by its thread.
+      pack_per_batch_ = true;
+      threads_ = std::max(1, ctx.threads);
+      ctx.workspace_bytes = size_t(threads_) * scratch_floats() * sizeof(float);
     }
   }
 
-  std::string variant() const override { return packed_ ? "packed" : std::string(); }
+  std::string variant() const override {
+    return packed_ ? "packed" : pack_per_batch_ ? "packed per batch" : std::string();
+  }
 
   void run(RunContext& ctx) const override {
     const float* a = ctx.inputs[0]->data<float>();
@@ -58,6 +67,21 @@ class MatMulKernel final : public Kernel {
     const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
     if (packed_) {
       packed_->multiply(a, batches * m, k, y, n, ctx.threads);
+      return;
+    }
+    if (pack_per_batch_) {
+      const int parts =
+          int(std::min<int64_t>(batches, threads_for(batches * m * n * k,
+                                                     std::clamp(ctx.threads, 1, threads_), 1 << 18)));
+      parallel_region(parts, [&](int part, int nparts) {
+        float* packed = static_cast<float*>(ctx.workspace) + part * scratch_floats();
+        for (int64_t i = split_begin(batches, nparts, part);
+             i < split_begin(batches, nparts, part + 1); ++i) {
+          PackedRhs::pack(b + b_index_[i] * k * n, k, n, n, packed);
+          PackedRhs::multiply_packed(a + a_index_[i] * m * k, m, k, packed, k, n, y + i * m * n,
+                                     n);
+        }
+      });
       return;
     }
     std::fill(y, y + batches * m * n, 0.f);
@@ -83,6 +107,10 @@ class MatMulKernel final : public Kernel {
   bool fold_batch_ = false;
   Tensor b_;
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant and shared by all batches
+  bool pack_per_batch_ = false;  // else each batch's B packed at run time, A and C in place
+  int threads_ = 1;              // the workspace holds this many threads' packed B
+  // One packed B, rounded to whole cache lines (the workspace is 64-byte aligned).
+  size_t scratch_floats() const { return (PackedRhs::packed_floats(k_, n_) + 15) / 16 * 16; }
 };
 
 bool supports_matmul(const PrepareContext& ctx) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "backends/cpu/parallel.h"
 
@@ -83,17 +84,12 @@ __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, 
   }
 }
 
-}  // namespace
-
-void PackedRhs::AlignedFree::operator()(float* p) const { std::free(p); }
-
-PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed)
-    : k_(k), n_(n), panels_((n + kNr - 1) / kNr) {
-  const size_t floats = size_t(panels_ * k * kNr);
-  data_.reset(static_cast<float*>(std::aligned_alloc(64, std::max<size_t>(floats, 16) * 4)));
-  for (int64_t p = 0; p < panels_; ++p) {
+// B [k, n] (row stride ldb; or B^T [n, k] when transposed) into panels of 16 columns, zero
+// past n: panel p holds k rows of 16 floats at p * k * 16.
+void pack_panels(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed, float* out) {
+  for (int64_t p = 0; p * kNr < n; ++p) {
     const int64_t j0 = p * kNr, cols = std::min(kNr, n - j0);
-    float* dst = data_.get() + p * k * kNr;
+    float* dst = out + p * k * kNr;
     for (int64_t kk = 0; kk < k; ++kk, dst += kNr) {
       for (int64_t j = 0; j < cols; ++j)
         dst[j] = transposed ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j];
@@ -102,37 +98,72 @@ PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool tra
   }
 }
 
+// C's columns of panels [p0, p1) = A * those panels of packed B, on the calling thread. Depth
+// blocks inside, so that these columns of C stay in L2 while every block adds to them.
+void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, int64_t k,
+                     int64_t n, int64_t p0, int64_t p1, float* c, int64_t ldc) {
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i)
+      std::fill(c + i * ldc + p0 * kNr, c + i * ldc + std::min(n, p1 * kNr), 0.f);
+    return;
+  }
+  for (int64_t k0 = 0; k0 < k; k0 += kKc) {
+    const int64_t kc = std::min(kKc, k - k0);
+    for (int64_t r0 = 0; r0 < m; r0 += kMr)
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t j0 = p * kNr;
+        micro_6x16(kc, a + r0 * lda + k0, lda, bp + (p * k + k0) * kNr, c + r0 * ldc + j0, ldc,
+                   std::min(kMr, m - r0), std::min(kNr, n - j0), k0 == 0);
+      }
+  }
+}
+
+constexpr std::align_val_t kAlign{64};
+
+}  // namespace
+
+void PackedRhs::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
+
+PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed)
+    : k_(k), n_(n), panels_((n + kNr - 1) / kNr) {
+  data_.reset(static_cast<float*>(
+      ::operator new[](std::max<size_t>(packed_floats(k, n), 16) * sizeof(float), kAlign)));
+  pack_panels(b, k, n, ldb, transposed, data_.get());
+}
+
+size_t PackedRhs::packed_floats(int64_t k, int64_t n) {
+  return size_t(k) * size_t((n + kNr - 1) / kNr * kNr);
+}
+
+void PackedRhs::pack(const float* b, int64_t k, int64_t n, int64_t ldb, float* out) {
+  pack_panels(b, k, n, ldb, false, out);
+}
+
+void PackedRhs::multiply_packed(const float* a, int64_t m, int64_t lda, const float* bp,
+                                int64_t k, int64_t n, float* c, int64_t ldc) {
+  const int64_t panels = (n + kNr - 1) / kNr;
+  for (int64_t s0 = 0; s0 < panels; s0 += kSlicePanels)
+    multiply_panels(a, m, lda, bp, k, n, s0, std::min(panels, s0 + kSlicePanels), c, ldc);
+}
+
 void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc,
                          int threads) const {
   if (m <= 0 || n_ <= 0) return;
-  if (k_ == 0) {
-    for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n_, 0.f);
-    return;
-  }
   // Work units are slices of B's panels (all rows of C there), claimed by the threads as they
   // come: a thread the OS starts late takes fewer. At least 2 slices per thread, where N allows.
   const int used = threads_for(2 * m * n_ * k_, threads, int64_t{1} << 20);
   const int64_t width = std::clamp<int64_t>(panels_ / (2 * used), 1, kSlicePanels);
   const int64_t slices = (panels_ + width - 1) / width;
   parallel_for(used, slices, [&](int64_t slice) {
-    const int64_t s0 = slice * width, s1 = std::min(panels_, s0 + width);
-    for (int64_t k0 = 0; k0 < k_; k0 += kKc) {
-      const int64_t kc = std::min(kKc, k_ - k0);
-      for (int64_t r0 = 0; r0 < m; r0 += kMr)
-        for (int64_t p = s0; p < s1; ++p) {
-          const int64_t j0 = p * kNr;
-          micro_6x16(kc, a + r0 * lda + k0, lda, data_.get() + (p * k_ + k0) * kNr,
-                     c + r0 * ldc + j0, ldc, std::min(kMr, m - r0), std::min(kNr, n_ - j0),
-                     k0 == 0);
-        }
-    }
+    const int64_t s0 = slice * width;
+    multiply_panels(a, m, lda, data_.get(), k_, n_, s0, std::min(panels_, s0 + width), c, ldc);
   });
 }
 
 std::shared_ptr<const PackedRhs> share_packed_rhs(PrepareContext& ctx, const std::string& key,
                                                   const Tensor& b, int64_t k, int64_t n,
                                                   bool transposed) {
-  const size_t bytes = size_t(k) * size_t((n + kNr - 1) / kNr * kNr) * sizeof(float);
+  const size_t bytes = PackedRhs::packed_floats(k, n) * sizeof(float);
   return ctx.share<PackedRhs>(key, bytes, [&] {
     return std::make_shared<PackedRhs>(b.data<float>(), k, n, transposed ? k : n, transposed);
   });

@@ -31,6 +31,14 @@ class PackedRhs {
   // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B, over up to `threads` threads.
   void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads) const;
 
+  // The same for a B known at run time (batched MatMuls: attention's Q K^T and P V): pack()
+  // writes B [k, n] (row stride ldb) in the panel layout to `out` (packed_floats(k, n) floats,
+  // 32-byte aligned), and multiply_packed() runs the product on the calling thread.
+  static size_t packed_floats(int64_t k, int64_t n);
+  static void pack(const float* b, int64_t k, int64_t n, int64_t ldb, float* out);
+  static void multiply_packed(const float* a, int64_t m, int64_t lda, const float* packed,
+                              int64_t k, int64_t n, float* c, int64_t ldc);
+
  private:
   int64_t k_ = 0, n_ = 0, panels_ = 0;
   struct AlignedFree {

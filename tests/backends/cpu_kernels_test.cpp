@@ -656,6 +656,17 @@ TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") 
   for (int threads : {1, 2, 3})
     for (const auto& [a, b] : weights)
       check_op({"MatMul", {}, {in(a), in(b, true)}, threads}, "cpu-eigen-matmul", rng);
+  // Each batch's own B packed at run time (8 rows or more): tails of the tile, broadcast batch
+  // dims, attention's shapes, no depth.
+  const std::vector<std::pair<Shape, Shape>> batched{
+      {{12, 20, 16}, {12, 16, 37}},
+      {{2, 1, 9, 9}, {3, 9, 20}},
+      {{3, 197, 64}, {3, 64, 197}},
+      {{2, 10, 0}, {2, 0, 5}},
+  };
+  for (int threads : {1, 2, 3})
+    for (const auto& [a, b] : batched)
+      check_op({"MatMul", {}, {in(a), in(b)}, threads}, "cpu-eigen-matmul", rng);
 }
 
 TEST_CASE("cpu unary ops match the reference", "[cpu]") {
