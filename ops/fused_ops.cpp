@@ -1,6 +1,7 @@
-// com.minfer:FusedConv and com.minfer:FusedGemm, made by the fusion passes:
+// com.minfer:FusedConv, FusedGemm and FusedMatMul, made by the fusion passes:
 //   FusedConv(X, W, [B], [Z]) = act(Conv(X, W, B) + Z)
 //   FusedGemm(A, B, [C])      = act(Gemm(A, B, C))
+//   FusedMatMul(A, B, Bias)   = MatMul(A, B) + Bias    (Bias [N] over the last dim; CPU only)
 // act is "" (none), "Relu", "Clip" (activation_min/activation_max), "Sigmoid", "Silu"
 // (x * sigmoid(x)), "HardSigmoid" (activation_alpha/activation_beta) or "HardSwish". Z, the
 // residual, has the output's shape. The reference kernels reuse Conv's and Gemm's and apply
@@ -126,6 +127,33 @@ void register_fused_ops(OpRegistry& registry) {
     return out;
   };
   registry.register_op(std::move(fg));
+
+  const OpSchema& matmul = registry.get_op("", "MatMul");
+  OpSchema fm;
+  fm.domain = kMinferDomain;
+  fm.name = "FusedMatMul";
+  fm.doc = "MatMul(A, B) + Bias, Bias [N] added to every row: MatMul with its bias Add fused";
+  fm.min_inputs = 3;
+  fm.max_inputs = 3;
+  fm.infer = [&matmul](InferContext& ctx) {
+    infer_as(ctx, matmul, 2);
+    const Shape& y = ctx.outputs()[0].shape;
+    const Shape& bias = ctx.input_shape(2);
+    ctx.require(ctx.input(2).dtype == ctx.input(0).dtype, "Bias must have A's dtype");
+    ctx.require(y.rank() >= 1 && bias.rank() == 1 &&
+                    (bias[0] == y[y.rank() - 1] || bias[0] < 0 || y[y.rank() - 1] < 0),
+                "Bias has shape " + bias.to_string() + ", not [N] for the output " +
+                    y.to_string());
+  };
+  fm.reference = [&matmul](const Node& n, const std::vector<Tensor>& in) {
+    std::vector<Tensor> out = matmul.reference(n, {in[0], in[1]});
+    float* y = out[0].data<float>();
+    const float* bias = in[2].data<float>();
+    const int64_t cols = in[2].numel();
+    for (int64_t i = 0; i < out[0].numel(); ++i) y[i] += bias[i % cols];
+    return out;
+  };
+  registry.register_op(std::move(fm));
 }
 
 }  // namespace minfer

@@ -61,10 +61,17 @@ void GemmKernel::run(RunContext& ctx) const {
   float* y = ctx.outputs[0]->data<float>();
   const int64_t m = m_, n = n_;
   if (packed_) {
-    packed_->multiply(a, m, k_, y, n, ctx.threads);
-    // Y = alpha * (A B) + beta * C, then the activation, in one more pass over Y.
-    const float alpha = alpha_, beta = has_c_ ? beta_ : 0.f;
+    // A Linear layer's bias (C [n] or [1, n], alpha = beta = 1) is added in the GEMM's registers;
+    // otherwise Y = alpha * (A B) + beta * C in one more pass over Y. Then the activation.
+    const bool bias_row =
+        has_c_ && alpha_ == 1.f && beta_ == 1.f && c_row_stride_ == 0 && c_col_stride_ == 1;
     const float* c = has_c_ ? ctx.inputs[2]->data<float>() : nullptr;
+    packed_->multiply(a, m, k_, y, n, ctx.threads, bias_row ? c : nullptr);
+    if (bias_row) {
+      if (act_.enabled) act_.apply(y, m * n);
+      return;
+    }
+    const float alpha = alpha_, beta = has_c_ ? beta_ : 0.f;
     for (int64_t i = 0; i < m; ++i) {
       float* yr = y + i * n;
       if (alpha != 1.f)

@@ -1,7 +1,8 @@
 // MatMul (numpy semantics: batched, broadcast batch dims, 1-D promotion) on Eigen's GEMM, or
 // on PackedRhs's micro-kernel (packed_rhs_gemm.h): when B is a constant matrix shared by every
 // batch (a layer's weights), packed once at prepare; when each batch has its own B (attention's
-// Q K^T and P V), packed by the thread that multiplies it.
+// Q K^T and P V), packed by the thread that multiplies it. It also runs com.minfer:FusedMatMul
+// (a bias added to every row: in PackedRhs's registers, else in one more pass).
 #include <algorithm>
 
 #include "backends/cpu/isa.h"
@@ -43,6 +44,7 @@ class MatMulKernel final : public Kernel {
     for (size_t i = 0; i < a_index_.size(); ++i)
       fold_batch_ = fold_batch_ && b_index_[i] == 0 && a_index_[i] == int64_t(i);
     b_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
+    has_bias_ = ctx.inputs.size() > 2 && ctx.inputs[2].present;  // FusedMatMul
     packed_.reset();
     pack_per_batch_ = false;
     if (b_.defined() && fold_batch_ && bd.size() == 2 && m_ * int64_t(a_index_.size()) > 1 &&
@@ -65,14 +67,24 @@ class MatMulKernel final : public Kernel {
     const float* b = b_.defined() ? b_.data<float>() : ctx.inputs[1]->data<float>();
     float* y = ctx.outputs[0]->data<float>();
     const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
+    const float* bias = has_bias_ ? ctx.inputs[2]->data<float>() : nullptr;
     if (packed_) {
-      packed_->multiply(a, batches * m, k, y, n, ctx.threads);
+      packed_->multiply(a, batches * m, k, y, n, ctx.threads, bias);
       return;
     }
+    multiply(ctx, a, b, y);
+    if (bias)  // the other paths add it in one more pass
+      for (int64_t r = 0; r < batches * m; ++r)
+        for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+  }
+
+ private:
+  void multiply(const RunContext& ctx, const float* a, const float* b, float* y) const {
+    const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
     if (pack_per_batch_) {
+      const int most = std::clamp(ctx.threads, 1, threads_);
       const int parts =
-          int(std::min<int64_t>(batches, threads_for(batches * m * n * k,
-                                                     std::clamp(ctx.threads, 1, threads_), 1 << 18)));
+          int(std::min<int64_t>(batches, threads_for(batches * m * n * k, most, 1 << 18)));
       parallel_region(parts, [&](int part, int nparts) {
         float* packed = static_cast<float*>(ctx.workspace) + part * scratch_floats();
         for (int64_t i = split_begin(batches, nparts, part);
@@ -101,10 +113,10 @@ class MatMulKernel final : public Kernel {
     }
   }
 
- private:
   int64_t m_ = 0, k_ = 0, n_ = 0;
   std::vector<int64_t> a_index_, b_index_;  // matrix index of A and B for each output batch
   bool fold_batch_ = false;
+  bool has_bias_ = false;  // FusedMatMul's third input
   Tensor b_;
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant and shared by all batches
   bool pack_per_batch_ = false;  // else each batch's B packed at run time, A and C in place
@@ -121,6 +133,15 @@ bool supports_matmul(const PrepareContext& ctx) {
   return true;
 }
 
+// FusedMatMul: MatMul's inputs and a static f32 bias of the output's last dim.
+bool supports_fused_matmul(const PrepareContext& ctx) {
+  if (!supports_matmul(ctx) || ctx.inputs.size() != 3 || !ctx.inputs[2].present ||
+      ctx.inputs[2].dtype != DType::f32 || ctx.outputs.empty())
+    return false;
+  const Shape &bias = ctx.inputs[2].shape, &y = ctx.outputs[0].shape;
+  return bias.rank() == 1 && y.rank() >= 1 && bias[0] == y[y.rank() - 1];
+}
+
 }  // namespace
 
 void register_matmul_kernels(OpRegistry& registry) {
@@ -128,6 +149,9 @@ void register_matmul_kernels(OpRegistry& registry) {
       {"", "MatMul", Device::Type::CPU, {DType::f32}, "cpu-eigen-matmul", supports_matmul, [] {
          return std::make_unique<MatMulKernel>();
        }});
+  registry.register_kernel({kMinferDomain, "FusedMatMul", Device::Type::CPU, {DType::f32},
+                            "cpu-eigen-matmul", supports_fused_matmul,
+                            [] { return std::make_unique<MatMulKernel>(); }});
 }
 
 }  // namespace minfer::cpu

@@ -28,7 +28,8 @@ constexpr int64_t kSlicePanels = 8;
 // not an array indexed by a run-time row: that would keep them in memory.
 __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, int64_t lda,
                                                     const float* bp, float* c, int64_t ldc,
-                                                    int64_t rows, int64_t cols, bool first) {
+                                                    int64_t rows, int64_t cols, bool first,
+                                                    const float* bias) {
   const float* a0 = a;
   const float* a1 = rows > 1 ? a + lda : a;
   const float* a2 = rows > 2 ? a + 2 * lda : a;
@@ -55,6 +56,8 @@ __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, 
   if (rows == kMr && cols == kNr) {  // a whole tile: straight from the registers
     const __m256 r[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                               {c30, c31}, {c40, c41}, {c50, c51}};
+    const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
       float* ci = c + i * ldc;
@@ -63,6 +66,7 @@ __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, 
         lo = _mm256_add_ps(lo, _mm256_loadu_ps(ci));
         hi = _mm256_add_ps(hi, _mm256_loadu_ps(ci + 8));
       }
+      if (bias) lo = _mm256_add_ps(lo, b0), hi = _mm256_add_ps(hi, b1);
       _mm256_storeu_ps(ci, lo);
       _mm256_storeu_ps(ci + 8, hi);
     }
@@ -77,10 +81,10 @@ __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, 
   _mm256_store_ps(tile[5], c50), _mm256_store_ps(tile[5] + 8, c51);
   for (int64_t i = 0; i < rows; ++i) {
     float* ci = c + i * ldc;
-    if (first)
-      for (int64_t j = 0; j < cols; ++j) ci[j] = tile[i][j];
-    else
-      for (int64_t j = 0; j < cols; ++j) ci[j] += tile[i][j];
+    for (int64_t j = 0; j < cols; ++j) {
+      const float v = first ? tile[i][j] : ci[j] + tile[i][j];
+      ci[j] = bias ? v + bias[j] : v;
+    }
   }
 }
 
@@ -101,10 +105,12 @@ void pack_panels(const float* b, int64_t k, int64_t n, int64_t ldb, bool transpo
 // C's columns of panels [p0, p1) = A * those panels of packed B, on the calling thread. Depth
 // blocks inside, so that these columns of C stay in L2 while every block adds to them.
 void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, int64_t k,
-                     int64_t n, int64_t p0, int64_t p1, float* c, int64_t ldc) {
+                     int64_t n, int64_t p0, int64_t p1, float* c, int64_t ldc,
+                     const float* bias) {
   if (k == 0) {
+    const int64_t j0 = p0 * kNr, j1 = std::min(n, p1 * kNr);
     for (int64_t i = 0; i < m; ++i)
-      std::fill(c + i * ldc + p0 * kNr, c + i * ldc + std::min(n, p1 * kNr), 0.f);
+      for (int64_t j = j0; j < j1; ++j) c[i * ldc + j] = bias ? bias[j] : 0.f;
     return;
   }
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
@@ -113,7 +119,8 @@ void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, in
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t j0 = p * kNr;
         micro_6x16(kc, a + r0 * lda + k0, lda, bp + (p * k + k0) * kNr, c + r0 * ldc + j0, ldc,
-                   std::min(kMr, m - r0), std::min(kNr, n - j0), k0 == 0);
+                   std::min(kMr, m - r0), std::min(kNr, n - j0), k0 == 0,
+                   bias && k0 + kc == k ? bias + j0 : nullptr);  // the bias with the last block
       }
   }
 }
@@ -143,11 +150,12 @@ void PackedRhs::multiply_packed(const float* a, int64_t m, int64_t lda, const fl
                                 int64_t k, int64_t n, float* c, int64_t ldc) {
   const int64_t panels = (n + kNr - 1) / kNr;
   for (int64_t s0 = 0; s0 < panels; s0 += kSlicePanels)
-    multiply_panels(a, m, lda, bp, k, n, s0, std::min(panels, s0 + kSlicePanels), c, ldc);
+    multiply_panels(a, m, lda, bp, k, n, s0, std::min(panels, s0 + kSlicePanels), c, ldc,
+                    nullptr);
 }
 
 void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc,
-                         int threads) const {
+                         int threads, const float* bias) const {
   if (m <= 0 || n_ <= 0) return;
   // Work units are slices of B's panels (all rows of C there), claimed by the threads as they
   // come: a thread the OS starts late takes fewer. At least 2 slices per thread, where N allows.
@@ -156,7 +164,8 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
   const int64_t slices = (panels_ + width - 1) / width;
   parallel_for(used, slices, [&](int64_t slice) {
     const int64_t s0 = slice * width;
-    multiply_panels(a, m, lda, data_.get(), k_, n_, s0, std::min(panels_, s0 + width), c, ldc);
+    multiply_panels(a, m, lda, data_.get(), k_, n_, s0, std::min(panels_, s0 + width), c, ldc,
+                    bias);
   });
 }
 

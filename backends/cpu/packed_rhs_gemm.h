@@ -28,8 +28,10 @@ class PackedRhs {
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
-  // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B, over up to `threads` threads.
-  void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads) const;
+  // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B (+ bias [n] on every row, added
+  // in registers when given), over up to `threads` threads.
+  void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
+                const float* bias = nullptr) const;
 
   // The same for a B known at run time (batched MatMuls: attention's Q K^T and P V): pack()
   // writes B [k, n] (row stride ldb) in the panel layout to `out` (packed_floats(k, n) floats,

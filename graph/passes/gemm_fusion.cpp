@@ -1,5 +1,7 @@
 // Gemm fusions: MatMul + Add(bias) becomes Gemm; Gemm + Relu/Clip becomes com.minfer:FusedGemm,
-// whose kernels apply the activation while writing the output.
+// whose kernels apply the activation while writing the output. For CPU sessions, MatMul of a
+// rank-3+ A (a transformer's [batch, tokens, features]) + Add(bias) becomes
+// com.minfer:FusedMatMul, the bias added in the GEMM's registers.
 #include <limits>
 
 #include "graph/passes/passes.h"
@@ -9,23 +11,35 @@
 namespace minfer::passes {
 
 namespace {
+// MatMul(A, B) + Add(c) with B a constant matrix and c a constant vector of B's columns (f32):
+// the nodes and c, or nulls.
+struct BiasedMatMul {
+  Node* matmul = nullptr;
+  Node* add = nullptr;
+  Value* bias = nullptr;
+};
+BiasedMatMul biased_matmul(Node* n) {
+  if (!rewrite::is_op(n, "MatMul")) return {};
+  Node* add = rewrite::sole_user(n->outputs[0]);
+  if (!rewrite::is_op(add, "Add")) return {};
+  const Tensor* b = rewrite::constant_of(n->inputs[1]);
+  Value* bias = add->inputs[0] == n->outputs[0] ? add->inputs[1] : add->inputs[0];
+  const Tensor* c = rewrite::constant_of(bias);
+  if (!n->inputs[0]->shape_known || !b || b->rank() != 2 || !c || c->rank() != 1 ||
+      c->numel() != b->dim(1) || n->inputs[0]->dtype != DType::f32)
+    return {};
+  return {n, add, bias};
+}
+
 bool matmul_add_to_gemm(Graph& g, PassLog& log, std::set<const Node*>& removed) {
   bool changed = false;
   for (Node* n : g.topo_order()) {
-    if (removed.count(n) || !rewrite::is_op(n, "MatMul")) continue;
-    Node* add = rewrite::sole_user(n->outputs[0]);
-    if (!rewrite::is_op(add, "Add")) continue;
-    const Value* a = n->inputs[0];
-    const Tensor* b = rewrite::constant_of(n->inputs[1]);
-    Value* bias = add->inputs[0] == n->outputs[0] ? add->inputs[1] : add->inputs[0];
-    const Tensor* c = rewrite::constant_of(bias);
-    // Gemm is 2-D only: A [M,K], B [K,N], bias [N].
-    if (!a->shape_known || a->shape.rank() != 2 || !b || b->rank() != 2 || !c ||
-        c->rank() != 1 || c->numel() != b->dim(1) || a->dtype != DType::f32)
-      continue;
-    Node* gemm = g.add_node("Gemm", n->name, {n->inputs[0], n->inputs[1], bias});
-    log.note("fused " + n->describe() + " + " + add->describe() + " into Gemm");
-    rewrite::replace_chain(g, {n, add}, gemm, removed);
+    if (removed.count(n)) continue;
+    const BiasedMatMul m = biased_matmul(n);
+    if (!m.matmul || n->inputs[0]->shape.rank() != 2) continue;  // Gemm is 2-D only
+    Node* gemm = g.add_node("Gemm", n->name, {n->inputs[0], n->inputs[1], m.bias});
+    log.note("fused " + n->describe() + " + " + m.add->describe() + " into Gemm");
+    rewrite::replace_chain(g, {n, m.add}, gemm, removed);
     changed = true;
   }
   return changed;
@@ -65,6 +79,22 @@ bool gemm_activation(Graph& g, PassLog& log, std::set<const Node*>& removed) {
   return changed;
 }
 }  // namespace
+
+bool fuse_matmul_bias(Graph& g, PassLog& log) {
+  std::set<const Node*> removed;
+  bool changed = false;
+  for (Node* n : g.topo_order()) {
+    if (removed.count(n)) continue;
+    const BiasedMatMul m = biased_matmul(n);
+    if (!m.matmul || n->inputs[0]->shape.rank() < 3) continue;
+    Node* fused = g.add_node("FusedMatMul", n->name, {n->inputs[0], n->inputs[1], m.bias}, 1, {},
+                             kMinferDomain);
+    log.note("fused " + n->describe() + " + " + m.add->describe() + " into FusedMatMul");
+    rewrite::replace_chain(g, {n, m.add}, fused, removed);
+    changed = true;
+  }
+  return changed;
+}
 
 bool fuse_gemm(Graph& g, PassLog& log) {
   std::set<const Node*> removed;

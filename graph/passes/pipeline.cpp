@@ -31,6 +31,9 @@ const PassManager& default_pipeline() {
       {"layernorm-fusion", 2, passes::fuse_layer_norm, {}},
       {"gelu-fusion", 2, passes::fuse_gelu, {}},
       {"gemm-fusion", 2, passes::fuse_gemm, {}},
+      // com.minfer:FusedMatMul has a CPU kernel only.
+      {"matmul-bias-fusion", 2, passes::fuse_matmul_bias,
+       [](const SessionOptions& o) { return o.device.is_cpu(); }},
       // After the fusions, so that whole FusedConvs (bias, residual, activation) go to fp16.
       {"fp16-lowering", 0, passes::lower_to_fp16,
        [](const SessionOptions& o) { return o.precision == Precision::fp16; }},

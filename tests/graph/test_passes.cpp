@@ -318,3 +318,43 @@ TEST_CASE("CUDA sessions keep smooth activations out of the conv (its kernels cl
   REQUIRE(g.find_node("conv")->attrs.get_string("activation", "").empty());
   REQUIRE(op_histogram(g)["Sigmoid"] == 1);
 }
+
+namespace {
+// x [2, 7, 300] -> MatMul(W [300, 40]) -> Add(bias) -> output, bias as [40] or `bias_shape`
+// (300: two depth blocks of the GEMM, the bias added with the last).
+Graph linear_3d(Shape bias_shape = Shape{40}) {
+  Graph g;
+  GraphBuilder b(g);
+  std::mt19937 rng(9);
+  Value* x = b.input("x", DType::f32, Shape{2, 7, 300});
+  Value* y = b.op("MatMul", "mm", {x, b.constant("w", random_tensor({300, 40}, rng))});
+  b.output(b.op("Add", "add", {y, b.constant("bias", random_tensor(bias_shape, rng))}));
+  g.infer_shapes();
+  return g;
+}
+}  // namespace
+
+TEST_CASE("CPU sessions fuse a rank-3 MatMul with its bias into FusedMatMul", "[passes][cpu]") {
+  Graph g = linear_3d();
+  optimize(g, SessionOptions{});
+  REQUIRE(op_histogram(g) == std::map<std::string, int>{{"FusedMatMul", 1}});
+  std::mt19937 rng(4);
+  Tensor x = random_tensor({2, 7, 300}, rng);
+  for (int threads : {1, 2}) {
+    SessionOptions o0, o2;
+    o0.optimization_level = 0;
+    o2.threads = threads;
+    Session plain(linear_3d(), o0), fused(linear_3d(), o2);
+    NamedTensors a = plain.run({{"x", x}}), b = fused.run({{"x", x}});
+    for (auto& [name, t] : a) require_close(b.at(name), t, 1e-5, 1e-6);
+  }
+  // Not a bias of the columns ([7, 40] varies by row), or a CUDA session: no fusion.
+  Graph rows = linear_3d(Shape{7, 40});
+  optimize(rows, SessionOptions{});
+  REQUIRE(op_histogram(rows)["MatMul"] == 1);
+  Graph cuda_graph = linear_3d();
+  SessionOptions cuda;
+  cuda.device = Device::cuda(0);
+  optimize(cuda_graph, cuda);
+  REQUIRE(op_histogram(cuda_graph)["MatMul"] == 1);
+}
