@@ -51,6 +51,9 @@ void GemmKernel::prepare(PrepareContext& ctx) {
   if (b_.defined() && !trans_a_ && m_ > 1 && has_any_isa()) {
     packed_ = share_packed_rhs(ctx, "cpu.gemm.packed_rhs", b_, k_, n_, trans_b_);
   }
+  // A Linear layer's bias (C [n] or [1, n], alpha = beta = 1): the packed GEMM adds it.
+  bias_row_ =
+      has_c_ && alpha_ == 1.f && beta_ == 1.f && c_row_stride_ == 0 && c_col_stride_ == 1;
 }
 
 std::string GemmKernel::variant() const { return packed_ ? "packed" : std::string(); }
@@ -61,13 +64,11 @@ void GemmKernel::run(RunContext& ctx) const {
   float* y = ctx.outputs[0]->data<float>();
   const int64_t m = m_, n = n_;
   if (packed_) {
-    // A Linear layer's bias (C [n] or [1, n], alpha = beta = 1) is added in the GEMM's registers;
-    // otherwise Y = alpha * (A B) + beta * C in one more pass over Y. Then the activation.
-    const bool bias_row =
-        has_c_ && alpha_ == 1.f && beta_ == 1.f && c_row_stride_ == 0 && c_col_stride_ == 1;
+    // A row bias is added in the GEMM's registers; otherwise Y = alpha * (A B) + beta * C in
+    // one more pass over Y. Then the activation.
     const float* c = has_c_ ? ctx.inputs[2]->data<float>() : nullptr;
-    packed_->multiply(a, m, k_, y, n, ctx.threads, bias_row ? c : nullptr);
-    if (bias_row) {
+    packed_->multiply(a, m, k_, y, n, ctx.threads, bias_row_ ? c : nullptr);
+    if (bias_row_) {
       if (act_.enabled) act_.apply(y, m * n);
       return;
     }

@@ -33,6 +33,7 @@ class GemmKernel final : public Kernel {
   float alpha_ = 1.f, beta_ = 1.f;
   bool has_c_ = false;
   int64_t c_row_stride_ = 0, c_col_stride_ = 0;  // C's strides seen through Y's shape
+  bool bias_row_ = false;                         // C is one row added to every row of Y
   Activation act_;
   Tensor b_;  // constant B (shared); undefined = read per run
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant

@@ -87,9 +87,12 @@ class MatMulKernel final : public Kernel {
           int(std::min<int64_t>(batches, threads_for(batches * m * n * k, most, 1 << 18)));
       parallel_region(parts, [&](int part, int nparts) {
         float* packed = static_cast<float*>(ctx.workspace) + part * scratch_floats();
+        int64_t packed_index = -1;  // the B in `packed`: a broadcast B is packed once
         for (int64_t i = split_begin(batches, nparts, part);
              i < split_begin(batches, nparts, part + 1); ++i) {
-          PackedRhs::pack(b + b_index_[i] * k * n, k, n, n, packed);
+          if (b_index_[i] != packed_index)
+            PackedRhs::pack(b + b_index_[i] * k * n, k, n, n, packed);
+          packed_index = b_index_[i];
           PackedRhs::multiply_packed(a + a_index_[i] * m * k, m, k, packed, k, n, y + i * m * n,
                                      n);
         }

@@ -49,6 +49,18 @@ std::vector<float> random_floats(size_t n, std::mt19937& rng) {
   return v;
 }
 
+// max |got - want| / max |want| over the pairs add() saw; a NaN (an unwritten output) makes it
+// infinite.
+struct RelativeError {
+  double err = 0, scale = 1e-30;
+  void add(double got, double want) {
+    scale = std::max(scale, std::abs(want));
+    const double e = std::abs(got - want);
+    err = std::isnan(e) ? INFINITY : std::max(err, e);
+  }
+  double value() const { return err / scale; }
+};
+
 TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing else",
           "[cpu][conv-gemm]") {
   if (!cpu::has_any_isa()) {
@@ -79,7 +91,7 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
         gemm.run(x.data(), ldx, cols, bias ? b.data() : nullptr, residual ? z.data() : nullptr,
                  y.data(), ldy, activation);
 
-        double err = 0, scale = 1e-30;
+        RelativeError err;
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < ldy; ++j) {
             const float got = y[size_t(i * ldy + j)];
@@ -91,12 +103,9 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
             if (residual) s += double(z[size_t(i * ldy + j)]);
             for (int64_t q = 0; q < k; ++q)
               s += double(w[size_t(i * k + q)]) * double(x[size_t(q * ldx + j)]);
-            const double want = activate(act, s);
-            scale = std::max(scale, std::abs(want));
-            const double e = std::abs(double(got) - want);
-            err = std::isnan(e) ? INFINITY : std::max(err, e);
+            err.add(got, activate(act, s));
           }
-        CHECK(err / scale <= 1e-5);
+        CHECK(err.value() <= 1e-5);
       }
 }
 
@@ -195,13 +204,9 @@ TEST_CASE("cpu Conv takes ConvGemm for small depths on large planes, matching fl
       kernel.run(rc);
 
       const std::vector<double> want = conv_f64(c, t, ys, act);
-      double err = 0, scale = 1e-30;
-      for (size_t e = 0; e < want.size(); ++e) {
-        scale = std::max(scale, std::abs(want[e]));
-        const double d = std::abs(double(y.data<float>()[e]) - want[e]);
-        err = std::isnan(d) ? INFINITY : std::max(err, d);
-      }
-      CHECK(err / scale <= 1e-5);
+      RelativeError err;
+      for (size_t e = 0; e < want.size(); ++e) err.add(y.data<float>()[e], want[e]);
+      CHECK(err.value() <= 1e-5);
     }
 }
 
