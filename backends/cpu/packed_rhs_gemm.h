@@ -46,7 +46,8 @@ class PackedRhs {
   struct AlignedFree {
     void operator()(float* p) const;
   };
-  // Panel p (columns 16p..16p+15, zero past n): k rows of 16 floats, at p * k * 16.
+  // Panels of 16 columns (zero past n), by depth blocks of 256 rows: block b of panel p is
+  // min(256, k - 256b) rows of 16 floats.
   std::unique_ptr<float[], AlignedFree> data_;
 };
 
