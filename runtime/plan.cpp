@@ -283,6 +283,7 @@ class PlanBuilder : public SharedConstants {
       step.kernel_name = def->name.empty() ? "kernel" : def->name;
       step.graph_capturable = def->graph_capturable && !device.is_cpu();
       step.in_place = def->in_place && plan_->observe_outputs;
+      step.aliases_input = def->aliases_input;
     } else {
       step.kernel = make_reference_kernel(schema);
       step.kernel_name = "reference";
@@ -405,23 +406,29 @@ class PlanBuilder : public SharedConstants {
   }
 
   // The slot whose buffer each slot uses: its own, or for the output of an in-place step, that
-  // of an input of its shape and dtype read last there. `last` of that buffer's first slot
-  // grows to cover the slots sharing it. (A calibration run then holds two of ResNet-50's
-  // largest activations at a residual Add instead of three.)
+  // of an input of its shape and dtype read last there (a calibration run then holds two of
+  // ResNet-50's largest activations at a residual Add instead of three), or for the output of
+  // an aliasing step (Reshape), that of its input 0 read last there, whatever its shape (no
+  // copy: ViT-B's 61 Reshapes). `last` of that buffer's first slot grows to cover the slots
+  // sharing it.
   std::vector<int> share_in_place(const std::vector<int>& first, std::vector<int>& last) const {
     std::vector<int> buffer_of(plan_->slots.size());
     for (size_t id = 0; id < buffer_of.size(); ++id) buffer_of[id] = static_cast<int>(id);
     for (int i = 0; i < static_cast<int>(plan_->steps.size()); ++i) {
       const Step& st = plan_->steps[i];
-      if (!st.in_place || st.outputs.size() != 1) continue;
+      if (!(st.in_place || st.aliases_input) || st.outputs.size() != 1) continue;
       const int out = st.outputs[0];
       const Slot& o = plan_->slots[out];
       if (o.kind != Slot::Kind::Arena || first[out] != i) continue;
-      for (int in : st.inputs) {
+      const size_t candidates = st.aliases_input ? std::min<size_t>(1, st.inputs.size())
+                                                 : st.inputs.size();
+      for (size_t c = 0; c < candidates; ++c) {
+        const int in = st.inputs[c];
         if (in < 0 || last[in] != i) continue;
         const Slot& s = plan_->slots[in];
-        if (s.kind != Slot::Kind::Arena || s.device != o.device || s.dtype != o.dtype ||
-            s.shape.dims() != o.shape.dims())
+        const bool fits = st.aliases_input ? s.shape.numel() == o.shape.numel()
+                                           : s.shape.dims() == o.shape.dims();
+        if (s.kind != Slot::Kind::Arena || s.device != o.device || s.dtype != o.dtype || !fits)
           continue;
         const int buffer = buffer_of[in];
         buffer_of[out] = buffer;

@@ -305,6 +305,11 @@ KernelDef def(const char* op, const char* name, std::function<bool(const Prepare
       "", op, Device::Type::CPU, {}, name, std::move(sup), [] { return std::make_unique<K>(); }};
 }
 
+KernelDef aliasing(KernelDef d) {
+  d.aliases_input = true;
+  return d;
+}
+
 }  // namespace
 
 void register_layout_kernels(OpRegistry& r) {
@@ -312,8 +317,8 @@ void register_layout_kernels(OpRegistry& r) {
   r.register_kernel(def<ConcatKernel>("Concat", "cpu-concat", supports_concat));
   r.register_kernel(def<SliceKernel>("Slice", "cpu-slice", supports_slice));
   for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze", "Squeeze"})
-    r.register_kernel(def<CopyKernel>(op, "cpu-copy", supports_copy));
-  r.register_kernel(def<CopyKernel>("Dropout", "cpu-copy", supports_dropout_copy));
+    r.register_kernel(aliasing(def<CopyKernel>(op, "cpu-copy", supports_copy)));
+  r.register_kernel(aliasing(def<CopyKernel>("Dropout", "cpu-copy", supports_dropout_copy)));
 }
 
 }  // namespace minfer::cpu

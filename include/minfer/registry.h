@@ -31,6 +31,10 @@ struct KernelDef {
   // of its output: the output may take the buffer of an input of the same shape and dtype
   // that nothing reads afterwards (the planner does so where memory matters, in calibration).
   bool in_place = false;
+  // A kernel whose output is input 0's bytes unchanged (Reshape, Flatten, Squeeze): the planner
+  // gives the output input 0's buffer where nothing reads that input afterwards, and the kernel
+  // then has nothing to copy (it must check for that: out.raw() == in.raw()).
+  bool aliases_input = false;
 };
 
 class OpRegistry {
