@@ -62,4 +62,45 @@ bool eliminate_identities(Graph& g, PassLog& log) {
   return changed;
 }
 
+namespace {
+// A Transpose that moves only dims of size 1 keeps every element in place: it is a Reshape
+// (which the planner lets share its input's buffer: no copy). Needs static shapes.
+bool moves_only_unit_dims(const Node& n) {
+  if (!rewrite::is_op(&n, "Transpose") || n.inputs.size() != 1 || n.outputs.size() != 1)
+    return false;
+  const Value* in = n.inputs[0];
+  const Value* out = n.outputs[0];
+  if (!in->shape_known || !out->shape_known || !in->shape.is_static() || !out->shape.is_static())
+    return false;
+  const std::vector<int64_t> perm = n.attrs.get_ints("perm");
+  if (perm.size() != in->shape.rank()) return false;  // default perm (reversal): left alone
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= int64_t(perm.size())) return false;
+    if (in->shape[size_t(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+}  // namespace
+
+bool transposes_to_reshapes(Graph& g, PassLog& log) {
+  bool changed = false;
+  for (Node* n : g.topo_order()) {
+    if (!moves_only_unit_dims(*n)) continue;
+    const std::vector<int64_t>& dims = n->outputs[0]->shape.dims();
+    std::string name = n->name + "_shape";
+    for (int i = 1; g.find_value(name); ++i) name = n->name + "_shape" + std::to_string(i);
+    Value* shape = g.add_constant(name, Tensor::from_vector(dims, Shape{int64_t(dims.size())}));
+    log.note("made " + n->describe() + " a Reshape (it moves only dims of size 1)");
+    n->op_type = "Reshape";
+    n->attrs = Attributes{};
+    n->inputs.push_back(nullptr);
+    g.set_input(n, 1, shape);
+    changed = true;
+  }
+  return changed;
+}
+
 }  // namespace minfer::passes

@@ -11,6 +11,7 @@ bool fold_constants(Graph& g, PassLog& log);        // nodes whose inputs are al
 bool eliminate_dead_code(Graph& g, PassLog& log);   // nodes no output depends on
 bool eliminate_identities(Graph& g, PassLog& log);  // Identity, no-op Reshape/Transpose/...
 bool eliminate_dropout(Graph& g, PassLog& log);     // Dropout in inference mode, mask unused
+bool transposes_to_reshapes(Graph& g, PassLog& log);  // Transposes of dims of size 1 only
 bool fold_batchnorm(Graph& g, PassLog& log);        // Conv/Gemm + BatchNormalization
 bool fuse_conv_bias(Graph& g, PassLog& log);        // Conv + Add(per-channel constant)
 bool fuse_conv_residual(Graph& g, PassLog& log);    // Conv + Add(shortcut) [+ Relu]

@@ -21,6 +21,7 @@ const PassManager& default_pipeline() {
       {"identity-elimination", 1, passes::eliminate_identities, {}},
       {"dead-code-elimination", 1, passes::eliminate_dead_code, {}},
       {"shape-inference", 1, passes::infer_shapes, {}},
+      {"transpose-to-reshape", 1, passes::transposes_to_reshapes, {}},
       {"batchnorm-folding", 2, passes::fold_batchnorm, {}},
       {"conv-bias-fusion", 2, passes::fuse_conv_bias, {}},
       {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},

@@ -358,3 +358,42 @@ TEST_CASE("CPU sessions fuse a rank-3 MatMul with its bias into FusedMatMul", "[
   optimize(cuda_graph, cuda);
   REQUIRE(op_histogram(cuda_graph)["MatMul"] == 1);
 }
+
+TEST_CASE("a Transpose that moves only dims of size 1 becomes a Reshape", "[passes]") {
+  struct Case {
+    Shape in;
+    std::vector<int64_t> perm;
+    bool reshape;
+  };
+  const std::vector<Case> cases{
+      {{1, 197, 768}, {1, 0, 2}, true},    // ViT's [1, 197, 768] <-> [197, 1, 768]
+      {{1, 3, 1, 4}, {2, 1, 3, 0}, true},  // units anywhere, the others in order
+      {{2, 3, 4}, {1, 0, 2}, false},       // a real transpose
+      {{3, 1, 4}, {2, 1, 0}, false},       // non-unit dims swapped around a unit one
+      {{1, 1}, {1, 0}, true},
+  };
+  std::mt19937 rng(9);
+  for (const Case& c : cases) {
+    INFO(c.in.to_string());
+    auto make = [&] {
+      Graph g;
+      GraphBuilder b(g);
+      Attributes a;
+      a.set("perm", c.perm);
+      Value* x = b.input("x", DType::f32, c.in);
+      b.output(b.relu("y", b.op("Transpose", "t", {x}, a)));
+      return g;
+    };
+    Graph g = make();
+    optimize(g, SessionOptions{});
+    CHECK(op_histogram(g)[c.reshape ? "Reshape" : "Transpose"] == 1);
+    CHECK(op_histogram(g)[c.reshape ? "Transpose" : "Reshape"] == 0);
+    SessionOptions o0;
+    o0.optimization_level = 0;
+    Session plain(make(), o0), optimized(make());
+    const Tensor x = random_tensor(c.in, rng);
+    const Tensor want = plain.run({{"x", x}}).at("y"), got = optimized.run({{"x", x}}).at("y");
+    CHECK(got.shape() == want.shape());
+    require_equal(got, want);
+  }
+}
