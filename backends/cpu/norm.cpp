@@ -2,9 +2,11 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/vec8.h"
 #include "ops/op_util.h"
 
 namespace minfer::cpu {
@@ -75,6 +77,49 @@ bool supports_batch_norm(const PrepareContext& ctx) {
   return ctx.inputs[0].shape.rank() >= 2;
 }
 
+// y = softmax(x) over one contiguous row of n: the max, exp(x - max) with its sum, the
+// scaling; 8 at a time, the last 1..7 through a padded vector. Differences below exp's range
+// give exactly 0 (a masked -inf score stays out of the sum).
+void softmax_row(const float* x, float* y, int64_t n) {
+  const int64_t full = n / 8 * 8, tail = n - full;
+  const Int32x8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+  Vec8 v, mx = Vec8{} - INFINITY;
+  for (int64_t i = 0; i < full; i += 8) {
+    std::memcpy(&v, x + i, sizeof v);
+    mx = v > mx ? v : mx;
+  }
+  float m = -INFINITY;
+  for (int l = 0; l < 8; ++l) m = std::max(m, mx[l]);
+  for (int64_t i = full; i < n; ++i) m = std::max(m, x[i]);
+  auto exp_of = [m](Vec8 t) {
+    t -= m;
+    return t < -87.33654f ? Vec8{} : exp8(t);
+  };
+  Vec8 sum = {};
+  for (int64_t i = 0; i < full; i += 8) {
+    std::memcpy(&v, x + i, sizeof v);
+    v = exp_of(v);
+    sum += v;
+    std::memcpy(y + i, &v, sizeof v);
+  }
+  if (tail) {
+    v = Vec8{} + m;
+    std::memcpy(&v, x + full, size_t(tail) * sizeof(float));
+    v = exp_of(v);
+    sum += lane < int32_t(tail) ? v : Vec8{};
+    std::memcpy(y + full, &v, size_t(tail) * sizeof(float));
+  }
+  float total = 0.f;
+  for (int l = 0; l < 8; ++l) total += sum[l];
+  const float scale = 1.f / total;
+  for (int64_t i = 0; i < full; i += 8) {
+    std::memcpy(&v, y + i, sizeof v);
+    v *= scale;
+    std::memcpy(y + i, &v, sizeof v);
+  }
+  for (int64_t i = full; i < n; ++i) y[i] *= scale;
+}
+
 // Softmax along one axis (opset 13), viewing X as [outer, n, inner].
 class SoftmaxKernel final : public Kernel {
  public:
@@ -94,12 +139,7 @@ class SoftmaxKernel final : public Kernel {
     if (n == 0) return;
     const int threads = threads_for(outer_ * n * inner, ctx.threads, 8192);
     if (inner == 1) {
-      parallel_for(threads, outer_, [&](int64_t o) {
-        Eigen::Map<const Eigen::ArrayXf> xs(x + o * n, n);
-        Eigen::Map<Eigen::ArrayXf> ys(y + o * n, n);
-        ys = (xs - xs.maxCoeff()).exp();
-        ys *= 1.f / ys.sum();
-      });
+      parallel_for(threads, outer_, [&](int64_t o) { softmax_row(x + o * n, y + o * n, n); });
       return;
     }
     // Strided axis: process columns in blocks, so that the running max and sum of a block

@@ -772,6 +772,22 @@ TEST_CASE("cpu GlobalAveragePool, BatchNormalization, Softmax match the referenc
     x.lo = -10.f, x.hi = 10.f;
     check_op({"Softmax", a, {x}, int(r(1, 3))}, "cpu-softmax", rng);
   }
+  // Rows of every tail of the 8-wide loop and attention's 197, with scores far apart (some
+  // exps underflow); a row with masked (-inf) scores gives them exactly 0.
+  for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 23, 197}) {
+    InputSpec x = in({3, n});
+    x.lo = -60.f, x.hi = 60.f;
+    check_op({"Softmax", {}, {x}, 2}, "cpu-softmax", rng);
+  }
+  Tensor masked = test::random_tensor({2, 13}, rng);
+  for (int64_t i : {0, 5, 12, 13 + 3, 13 + 11}) masked.data<float>()[i] = -INFINITY;
+  check_op({"Softmax", {}, {fixed(masked, false)}, 1}, "cpu-softmax", rng);
+  Graph g;
+  Node* n = g.add_node("Softmax", "s", {g.add_input("x", DType::f32, masked.shape())}, 1);
+  g.add_output(n->outputs[0]);
+  Session session(std::move(g));
+  const Tensor y = session.run({{"x", masked}}).begin()->second;
+  for (int64_t i : {0, 5, 12, 13 + 3, 13 + 11}) CHECK(y.data<float>()[i] == 0.f);
 }
 
 TEST_CASE("cpu LayerNormalization matches the reference: axes, tails, rows far from 0",
