@@ -127,9 +127,9 @@ void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, in
     for (int64_t r0 = 0; r0 < m; r0 += kMr)
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t j0 = p * kNr;
-        micro_6x16(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n), c + r0 * ldc + j0, ldc,
-                   std::min(kMr, m - r0), std::min(kNr, n - j0), k0 == 0,
-                   bias && k0 + kc == k ? bias + j0 : nullptr);  // the bias with the last block
+        micro_6x16(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n),
+                   c + r0 * ldc + j0, ldc, std::min(kMr, m - r0), std::min(kNr, n - j0),
+                   k0 == 0, bias && k0 + kc == k ? bias + j0 : nullptr);  // bias: last block
       }
   }
 }
