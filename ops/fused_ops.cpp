@@ -1,9 +1,10 @@
 // com.minfer:FusedConv, FusedGemm and FusedMatMul, made by the fusion passes:
 //   FusedConv(X, W, [B], [Z]) = act(Conv(X, W, B) + Z)
 //   FusedGemm(A, B, [C])      = act(Gemm(A, B, C))
-//   FusedMatMul(A, B, Bias)   = MatMul(A, B) + Bias    (Bias [N] over the last dim; CPU only)
+//   FusedMatMul(A, B, Bias)   = act(MatMul(A, B) + Bias)  (Bias [N] over the last dim; CPU only)
 // act is "" (none), "Relu", "Clip" (activation_min/activation_max), "Sigmoid", "Silu"
-// (x * sigmoid(x)), "HardSigmoid" (activation_alpha/activation_beta) or "HardSwish". Z, the
+// (x * sigmoid(x)), "HardSigmoid" (activation_alpha/activation_beta), "HardSwish", "Gelu"
+// (x * Phi(x)) or "GeluTanh" (Gelu's approximate = "tanh"). Z, the
 // residual, has the output's shape. The reference kernels reuse Conv's and Gemm's and apply
 // the activation in double.
 #include <algorithm>
@@ -16,7 +17,8 @@
 namespace minfer {
 
 namespace {
-const char* const kActivations[] = {"Relu", "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish"};
+const char* const kActivations[] = {"Relu",        "Clip",      "Sigmoid", "Silu",
+                                     "HardSigmoid", "HardSwish", "Gelu",    "GeluTanh"};
 
 std::vector<std::string> with_activation(std::vector<std::string> attrs) {
   attrs.insert(attrs.end(), {"activation", "activation_min", "activation_max",
@@ -50,6 +52,12 @@ void apply_activation(const Node& n, Tensor& y) {
     apply([&](double x) { return hard_sigmoid(x, alpha, beta); });
   else if (act == "HardSwish")
     apply([&](double x) { return x * hard_sigmoid(x, 1.0 / 6, 0.5); });
+  else if (act == "Gelu")
+    apply([](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); });
+  else if (act == "GeluTanh")
+    apply([](double x) {
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    });
   else
     throw Error(ErrorCode::InvalidModel, n.describe() + ": unknown activation '" + act + "'");
 }
@@ -59,7 +67,8 @@ void check_activation(InferContext& ctx) {
   bool known = act.empty();
   for (const char* a : kActivations) known = known || act == a;
   ctx.require(known, "activation must be \"\", \"Relu\", \"Clip\", \"Sigmoid\", \"Silu\", "
-                     "\"HardSigmoid\" or \"HardSwish\", got \"" + act + "\"");
+                     "\"HardSigmoid\", \"HardSwish\", \"Gelu\" or \"GeluTanh\", got \"" +
+                         act + "\"");
 }
 
 // Runs `base`'s inference on the first `count` inputs of the node.
@@ -132,10 +141,13 @@ void register_fused_ops(OpRegistry& registry) {
   OpSchema fm;
   fm.domain = kMinferDomain;
   fm.name = "FusedMatMul";
-  fm.doc = "MatMul(A, B) + Bias, Bias [N] added to every row: MatMul with its bias Add fused";
+  fm.doc = "act(MatMul(A, B) + Bias), Bias [N] added to every row: MatMul with its bias Add "
+           "(and a Gelu) fused";
   fm.min_inputs = 3;
   fm.max_inputs = 3;
+  fm.attributes = with_activation({});
   fm.infer = [&matmul](InferContext& ctx) {
+    check_activation(ctx);
     infer_as(ctx, matmul, 2);
     const Shape& y = ctx.outputs()[0].shape;
     const Shape& bias = ctx.input_shape(2);
@@ -151,6 +163,7 @@ void register_fused_ops(OpRegistry& registry) {
     const float* bias = in[2].data<float>();
     const int64_t cols = in[2].numel();
     for (int64_t i = 0; i < out[0].numel(); ++i) y[i] += bias[i % cols];
+    apply_activation(n, out[0]);
     return out;
   };
   registry.register_op(std::move(fm));

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "backends/cpu/kernels.h"
 #include "backends/cpu/vec8.h"
 
 namespace minfer::cpu {
@@ -43,6 +44,9 @@ void Activation::apply_smooth(float* p, int64_t n) const {
       return map8(p, n, [a, b](Vec8 x) { return clamp01(a * x + b); });
     case Kind::HardSwish:
       return map8(p, n, [](Vec8 x) { return x * clamp01(x * (1.f / 6.f) + 0.5f); });
+    case Kind::Gelu:
+    case Kind::GeluTanh:
+      return gelu_in_place(p, n, kind == Kind::GeluTanh);
     case Kind::Clamp:
       return;
   }
@@ -69,11 +73,15 @@ Activation parse_activation(const Node& node) {
     act.beta = node.attrs.get_float("activation_beta", act.beta);
   } else if (kind == "HardSwish") {
     act.kind = Kind::HardSwish;
+  } else if (kind == "Gelu") {
+    act.kind = Kind::Gelu;
+  } else if (kind == "GeluTanh") {
+    act.kind = Kind::GeluTanh;
   } else {
     throw Error(ErrorCode::InvalidModel,
                 node.describe() + ": fused activation '" + kind +
-                    "' is not supported (expected Relu, Clip, Sigmoid, Silu, HardSigmoid or "
-                    "HardSwish)");
+                    "' is not supported (expected Relu, Clip, Sigmoid, Silu, HardSigmoid, "
+                    "HardSwish, Gelu or GeluTanh)");
   }
   return act;
 }

@@ -15,8 +15,9 @@ namespace minfer::cpu {
 //   Silu         x * Sigmoid(x)                 (Conv -> Sigmoid -> Mul, EfficientNet)
 //   HardSigmoid  max(0, min(1, alpha * x + beta))
 //   HardSwish    x * max(0, min(1, x / 6 + 1/2))  (MobileNet v3)
+//   Gelu         x * Phi(x); GeluTanh its tanh approximation (transformers' MLPs)
 struct Activation {
-  enum class Kind { Clamp, Sigmoid, Silu, HardSigmoid, HardSwish };
+  enum class Kind { Clamp, Sigmoid, Silu, HardSigmoid, HardSwish, Gelu, GeluTanh };
 
   bool enabled = false;  // false = identity
   Kind kind = Kind::Clamp;
@@ -43,7 +44,7 @@ struct Activation {
 };
 
 // Reads the fused-activation attributes of a node: `activation` ("" or absent = none, "Relu",
-// "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish"), for Clip `activation_min` /
+// "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh"), for Clip `activation_min` /
 // `activation_max` (absent = unbounded), for HardSigmoid `activation_alpha` /
 // `activation_beta`. Throws InvalidModel naming the node for any other activation.
 Activation parse_activation(const Node& node);

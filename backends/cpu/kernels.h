@@ -12,6 +12,11 @@ void register_norm_kernels(OpRegistry& registry);         // BatchNormalization,
 void register_layout_kernels(OpRegistry& registry);       // Transpose, Concat, reshape-like copies
 void register_transformer_kernels(OpRegistry& registry);  // LayerNormalization, Gelu, Erf
 
+// Gelu (x * Phi(x), or its tanh approximation when the node's `approximate` is "tanh") over
+// p[0, n) in place: the Gelu kernel's arithmetic, for epilogues (FusedMatMul).
+bool gelu_is_tanh(const Node& node);
+void gelu_in_place(float* p, int64_t n, bool tanh);
+
 // True when input i is present, f32 and of static shape.
 inline bool is_static_f32(const PrepareContext& ctx, size_t i) {
   return i < ctx.inputs.size() && ctx.inputs[i].present && ctx.inputs[i].dtype == DType::f32 &&

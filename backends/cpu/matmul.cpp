@@ -2,9 +2,11 @@
 // on PackedRhs's micro-kernel (packed_rhs_gemm.h): when B is a constant matrix shared by every
 // batch (a layer's weights), packed once at prepare; when each batch has its own B (attention's
 // Q K^T and P V), packed by the thread that multiplies it. It also runs com.minfer:FusedMatMul
-// (a bias added to every row: in PackedRhs's registers, else in one more pass).
+// (a bias added to every row and an activation such as Gelu: in PackedRhs's epilogue, else in
+// one more pass).
 #include <algorithm>
 
+#include "backends/cpu/epilogue.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/packed_rhs_gemm.h"
@@ -45,6 +47,7 @@ class MatMulKernel final : public Kernel {
       fold_batch_ = fold_batch_ && b_index_[i] == 0 && a_index_[i] == int64_t(i);
     b_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();
     has_bias_ = ctx.inputs.size() > 2 && ctx.inputs[2].present;  // FusedMatMul
+    act_ = parse_activation(ctx.node);
     packed_.reset();
     pack_per_batch_ = false;
     if (b_.defined() && fold_batch_ && bd.size() == 2 && m_ * int64_t(a_index_.size()) > 1 &&
@@ -69,13 +72,18 @@ class MatMulKernel final : public Kernel {
     const int64_t m = m_, n = n_, k = k_, batches = int64_t(a_index_.size());
     const float* bias = has_bias_ ? ctx.inputs[2]->data<float>() : nullptr;
     if (packed_) {
-      packed_->multiply(a, batches * m, k, y, n, ctx.threads, bias);
+      packed_->multiply(a, batches * m, k, y, n, ctx.threads, bias, &act_);
       return;
     }
     multiply(ctx, a, b, y);
-    if (bias)  // the other paths add it in one more pass
-      for (int64_t r = 0; r < batches * m; ++r)
+    if (!bias && !act_.enabled) return;
+    // The other paths add the bias and apply the activation in one more pass.
+    const int64_t rows = batches * m;
+    parallel_for(threads_for(rows * n, ctx.threads), rows, [&](int64_t r) {
+      if (bias)
         for (int64_t j = 0; j < n; ++j) y[r * n + j] += bias[j];
+      act_.apply(y + r * n, n);
+    });
   }
 
  private:
@@ -120,6 +128,7 @@ class MatMulKernel final : public Kernel {
   std::vector<int64_t> a_index_, b_index_;  // matrix index of A and B for each output batch
   bool fold_batch_ = false;
   bool has_bias_ = false;  // FusedMatMul's third input
+  Activation act_;         // FusedMatMul's activation
   Tensor b_;
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant and shared by all batches
   bool pack_per_batch_ = false;  // else each batch's B packed at run time, A and C in place

@@ -115,22 +115,29 @@ void pack_panels(const float* b, int64_t k, int64_t n, int64_t ldb, bool transpo
 // blocks inside, so that these columns of C stay in L2 while every block adds to them.
 void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, int64_t k,
                      int64_t n, int64_t p0, int64_t p1, float* c, int64_t ldc,
-                     const float* bias) {
+                     const float* bias, const Activation* act) {
+  const int64_t j0 = p0 * kNr, j1 = std::min(n, p1 * kNr);
+  const bool activate = act && act->enabled;
   if (k == 0) {
-    const int64_t j0 = p0 * kNr, j1 = std::min(n, p1 * kNr);
-    for (int64_t i = 0; i < m; ++i)
+    for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = j0; j < j1; ++j) c[i * ldc + j] = bias ? bias[j] : 0.f;
+      if (activate) act->apply(c + i * ldc + j0, j1 - j0);
+    }
     return;
   }
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
-    for (int64_t r0 = 0; r0 < m; r0 += kMr)
+    const bool last = k0 + kc == k;
+    for (int64_t r0 = 0; r0 < m; r0 += kMr) {
       for (int64_t p = p0; p < p1; ++p) {
-        const int64_t j0 = p * kNr;
+        const int64_t pj = p * kNr;
         micro_6x16(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n),
-                   c + r0 * ldc + j0, ldc, std::min(kMr, m - r0), std::min(kNr, n - j0),
-                   k0 == 0, bias && k0 + kc == k ? bias + j0 : nullptr);  // bias: last block
+                   c + r0 * ldc + pj, ldc, std::min(kMr, m - r0), std::min(kNr, n - pj),
+                   k0 == 0, bias && last ? bias + pj : nullptr);  // bias: last block
       }
+      if (activate && last)  // these rows of the slice are final and in L1
+        for (int64_t i = r0; i < std::min(m, r0 + kMr); ++i) act->apply(c + i * ldc + j0, j1 - j0);
+    }
   }
 }
 
@@ -160,11 +167,11 @@ void PackedRhs::multiply_packed(const float* a, int64_t m, int64_t lda, const fl
   const int64_t panels = (n + kNr - 1) / kNr;
   for (int64_t s0 = 0; s0 < panels; s0 += kSlicePanels)
     multiply_panels(a, m, lda, bp, k, n, s0, std::min(panels, s0 + kSlicePanels), c, ldc,
-                    nullptr);
+                    nullptr, nullptr);
 }
 
 void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc,
-                         int threads, const float* bias) const {
+                         int threads, const float* bias, const Activation* act) const {
   if (m <= 0 || n_ <= 0) return;
   // Work units are slices of B's panels (all rows of C there), claimed by the threads as they
   // come: a thread the OS starts late takes fewer. At least 2 slices per thread, where N allows.
@@ -174,7 +181,7 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
   parallel_for(used, slices, [&](int64_t slice) {
     const int64_t s0 = slice * width;
     multiply_panels(a, m, lda, data_.get(), k_, n_, s0, std::min(panels_, s0 + width), c, ldc,
-                    bias);
+                    bias, act);
   });
 }
 

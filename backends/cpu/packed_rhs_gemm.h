@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/cpu/epilogue.h"
 #include "minfer/kernel.h"
 
 namespace minfer::cpu {
@@ -28,10 +29,11 @@ class PackedRhs {
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
-  // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B (+ bias [n] on every row, added
-  // in registers when given), over up to `threads` threads.
+  // C [m, n] (row stride ldc) = act(A [m, k] (row stride lda) * B + bias), over up to
+  // `threads` threads; the bias [n] on every row (in registers) and the activation (on each
+  // finished stretch of 6 rows while it is in cache) when given.
   void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
-                const float* bias = nullptr) const;
+                const float* bias = nullptr, const Activation* act = nullptr) const;
 
   // The same for a B known at run time (batched MatMuls: attention's Q K^T and P V): pack()
   // writes B [k, n] (row stride ldb) in the panel layout to `out` (packed_floats(k, n) floats,

@@ -123,20 +123,21 @@ void map_chunks(const RunContext& ctx, F&& f) {
   });
 }
 
+template <typename X, typename Y>
+void gelu_of(const X& x, Y& y, bool tanh) {
+  if (tanh) {
+    const float k = float(std::sqrt(2.0 / M_PI));
+    y = 0.5f * x * (1.f + (k * (x + 0.044715f * x.cube())).tanh());
+  } else {
+    y = 0.5f * x * (1.f + (x * float(M_SQRT1_2)).erf());
+  }
+}
+
 class GeluKernel final : public Kernel {
  public:
-  void prepare(PrepareContext& ctx) override {
-    tanh_ = ctx.node.attrs.get_string("approximate", "none") == "tanh";
-  }
+  void prepare(PrepareContext& ctx) override { tanh_ = gelu_is_tanh(ctx.node); }
   void run(RunContext& ctx) const override {
-    if (tanh_) {
-      const float k = float(std::sqrt(2.0 / M_PI));
-      map_chunks(ctx, [k](auto x, auto y) {
-        y = 0.5f * x * (1.f + (k * (x + 0.044715f * x.cube())).tanh());
-      });
-    } else {
-      map_chunks(ctx, [](auto x, auto y) { y = 0.5f * x * (1.f + (x * float(M_SQRT1_2)).erf()); });
-    }
+    map_chunks(ctx, [this](auto x, auto y) { gelu_of(x, y, tanh_); });
   }
 
  private:
@@ -159,6 +160,15 @@ bool supports_gelu(const PrepareContext& ctx) {
 }
 
 }  // namespace
+
+bool gelu_is_tanh(const Node& node) {
+  return node.attrs.get_string("approximate", "none") == "tanh";
+}
+
+void gelu_in_place(float* p, int64_t n, bool tanh) {
+  Eigen::Map<Eigen::ArrayXf> x(p, n);
+  gelu_of(x, x, tanh);
+}
 
 void register_transformer_kernels(OpRegistry& r) {
   for (const char* domain : {"", kMinferDomain}) {

@@ -1,7 +1,8 @@
 // Gemm fusions: MatMul + Add(bias) becomes Gemm; Gemm + Relu/Clip becomes com.minfer:FusedGemm,
 // whose kernels apply the activation while writing the output. For CPU sessions, MatMul of a
 // rank-3+ A (a transformer's [batch, tokens, features]) + Add(bias) becomes
-// com.minfer:FusedMatMul, the bias added in the GEMM's registers.
+// com.minfer:FusedMatMul, the bias added in the GEMM's registers (and a Gelu after it applied
+// in the GEMM's epilogue).
 #include <limits>
 
 #include "graph/passes/passes.h"
@@ -87,10 +88,23 @@ bool fuse_matmul_bias(Graph& g, PassLog& log) {
     if (removed.count(n)) continue;
     const BiasedMatMul m = biased_matmul(n);
     if (!m.matmul || n->inputs[0]->shape.rank() < 3) continue;
-    Node* fused = g.add_node("FusedMatMul", n->name, {n->inputs[0], n->inputs[1], m.bias}, 1, {},
-                             kMinferDomain);
-    log.note("fused " + n->describe() + " + " + m.add->describe() + " into FusedMatMul");
-    rewrite::replace_chain(g, {n, m.add}, fused, removed);
+    // A Gelu after the bias (transformers' MLP) goes into the GEMM's epilogue too.
+    std::vector<Node*> chain{n, m.add};
+    Attributes attrs;
+    Node* gelu = rewrite::sole_user(m.add->outputs[0]);
+    if (gelu && (rewrite::is_op(gelu, "Gelu") || rewrite::is_op(gelu, "Gelu", kMinferDomain))) {
+      const std::string approximate = gelu->attrs.get_string("approximate", "none");
+      if (approximate == "none" || approximate == "tanh") {
+        attrs.set("activation", std::string(approximate == "tanh" ? "GeluTanh" : "Gelu"));
+        chain.push_back(gelu);
+      }
+    }
+    Node* fused = g.add_node("FusedMatMul", n->name, {n->inputs[0], n->inputs[1], m.bias}, 1,
+                             attrs, kMinferDomain);
+    std::string what = n->describe() + " + " + m.add->describe();
+    if (chain.size() == 3) what += " + " + gelu->describe();
+    log.note("fused " + what + " into FusedMatMul");
+    rewrite::replace_chain(g, chain, fused, removed);
     changed = true;
   }
   return changed;

@@ -34,6 +34,7 @@ struct OpCase {
   Attributes attrs;
   std::vector<InputSpec> inputs;
   int threads = 1;
+  std::string domain;  // "" (ONNX) or kMinferDomain for the fused ops
 };
 
 InputSpec in(Shape s, bool constant = false) {
@@ -165,7 +166,7 @@ void check_op(const OpCase& c, const std::string& expected_kernel, std::mt19937&
                                    : g.add_input(name, t.dtype(), t.shape()));
     tensors.push_back(t);
   }
-  Node* node = g.add_node(c.op, "node", values, 1, c.attrs);
+  Node* node = g.add_node(c.op, "node", values, 1, c.attrs, c.domain);
   g.add_output(node->outputs[0]);
   g.infer_shapes();
 
@@ -193,7 +194,7 @@ void check_op(const OpCase& c, const std::string& expected_kernel, std::mt19937&
   std::unique_ptr<Kernel> kernel = def->create();
   std::vector<Tensor> got = run_kernel(*kernel, *node, infos, {out}, tensors, c.threads);
 
-  const OpSchema& schema = OpRegistry::global().get_op("", c.op);
+  const OpSchema& schema = OpRegistry::global().get_op(c.domain, c.op);
   std::vector<Tensor> want = schema.reference(*node, tensors);
   REQUIRE(got[0].shape() == want[0].shape());
   if (dtype == DType::f32) {
@@ -537,7 +538,7 @@ TEST_CASE("cpu Conv kernel rejects an unknown fused activation", "[cpu]") {
   Node n;
   n.name = "f";
   n.op_type = "FusedConv";
-  n.attrs.set("activation", std::string("Gelu"));
+  n.attrs.set("activation", std::string("Mish"));
   std::vector<TensorInfo> infos{{true, DType::f32, Shape{1, 2, 4, 4}, nullptr},
                                 {true, DType::f32, Shape{3, 2, 1, 1}, nullptr}};
   PrepareContext ctx{n, infos, {{true, DType::f32, Shape{1, 3, 4, 4}, nullptr}}};
@@ -656,6 +657,22 @@ TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") 
   for (int threads : {1, 2, 3})
     for (const auto& [a, b] : weights)
       check_op({"MatMul", {}, {in(a), in(b, true)}, threads}, "cpu-eigen-matmul", rng);
+  // FusedMatMul: the bias and an activation (Gelu, Relu) in PackedRhs's epilogue (constant B)
+  // or in one more pass (run-time B); tails of the tile and of a slice, K past a depth block.
+  for (const char* act : {"Gelu", "GeluTanh", "Relu", ""}) {
+    Attributes a;
+    a.set("activation", std::string(act));
+    for (int threads : {1, 2, 3})
+      for (const auto& [x, w] : std::vector<std::pair<Shape, Shape>>{
+               {{1, 13, 300}, {300, 33}}, {{2, 29, 40}, {40, 150}}, {{1, 7, 5}, {5, 3}}}) {
+        InputSpec xs = in(x);
+        xs.lo = -3.f, xs.hi = 3.f;
+        const InputSpec bias = in({w[1]}, true);
+        for (bool constant : {true, false})
+          check_op({"FusedMatMul", a, {xs, in(w, constant), bias}, threads, kMinferDomain},
+                   "cpu-eigen-matmul", rng);
+      }
+  }
   // Each batch's own B packed at run time (8 rows or more): tails of the tile, broadcast batch
   // dims, attention's shapes, no depth.
   const std::vector<std::pair<Shape, Shape>> batched{

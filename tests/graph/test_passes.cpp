@@ -334,6 +334,37 @@ Graph linear_3d(Shape bias_shape = Shape{40}) {
 }
 }  // namespace
 
+TEST_CASE("CPU sessions fuse a Linear layer's Gelu into its FusedMatMul", "[passes][cpu]") {
+  for (const char* approximate : {"none", "tanh"}) {
+    INFO(approximate);
+    auto make = [&] {
+      Graph g = linear_3d();
+      Attributes a;
+      a.set("approximate", std::string(approximate));
+      Value* y = g.outputs()[0];
+      g.clear_outputs();
+      g.add_output(g.add_node("Gelu", "gelu", {y}, 1, a)->outputs[0]);
+      g.infer_shapes();
+      return g;
+    };
+    Graph g = make();
+    optimize(g, SessionOptions{});
+    REQUIRE(op_histogram(g) == std::map<std::string, int>{{"FusedMatMul", 1}});
+    CHECK(g.nodes()[0]->attrs.get_string("activation", "") ==
+          (std::string(approximate) == "tanh" ? "GeluTanh" : "Gelu"));
+    std::mt19937 rng(5);
+    const Tensor x = random_tensor({2, 7, 300}, rng, -3.f, 3.f);
+    for (int threads : {1, 2}) {
+      SessionOptions o0, o2;
+      o0.optimization_level = 0;
+      o2.threads = threads;
+      Session plain(make(), o0), fused(make(), o2);
+      NamedTensors a = plain.run({{"x", x}}), b = fused.run({{"x", x}});
+      for (auto& [name, t] : a) require_close(b.at(name), t, 1e-5, 1e-6);
+    }
+  }
+}
+
 TEST_CASE("CPU sessions fuse a rank-3 MatMul with its bias into FusedMatMul", "[passes][cpu]") {
   Graph g = linear_3d();
   optimize(g, SessionOptions{});
