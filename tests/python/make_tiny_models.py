@@ -36,6 +36,14 @@ class SegOut(torch.nn.Module):
         return self.m(x)["out"]
 
 
+def random_head(vit):
+    # torchvision zero-initializes a ViT's head: its logits would be 0 whatever the encoder
+    # computed, and comparing them would test nothing.
+    torch.nn.init.normal_(vit.heads.head.weight, std=0.5)
+    torch.nn.init.normal_(vit.heads.head.bias, std=0.5)
+    return vit
+
+
 def models():
     """name -> (module, example inputs, opset)."""
     conf, last = efficientnet._efficientnet_conf("efficientnet_b0", width_mult=0.1,
@@ -47,9 +55,9 @@ def models():
         "convnext": (convnext.ConvNeXt([convnext.CNBlockConfig(16, 32, 2),
                                         convnext.CNBlockConfig(32, None, 1)], num_classes=10),
                      image(32), 17),
-        "vit": (vision_transformer.VisionTransformer(32, 8, num_layers=2, num_heads=2,
-                                                     hidden_dim=32, mlp_dim=64, num_classes=10),
-                image(32), 13),
+        "vit": (random_head(vision_transformer.VisionTransformer(
+                    32, 8, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64,
+                    num_classes=10)), image(32), 13),
         "swin": (swin_transformer.SwinTransformer([4, 4], 8, [2, 2], [1, 2], [4, 4],
                                                   num_classes=10), image(32), 17),
         "lraspp": (SegOut(lraspp._lraspp_mobilenetv3(seg_backbone, 3)), image(40), 17),

@@ -14,6 +14,14 @@ def classifier(fn, size, **kwargs):
     return {"build": lambda: fn(weights=None, **kwargs), "inputs": image(size)}
 
 
+def random_head(vit):
+    # torchvision zero-initializes a ViT's head: its logits would be 0 whatever the encoder
+    # computed, and comparing them would test nothing.
+    torch.nn.init.normal_(vit.heads.head.weight, std=0.02)
+    torch.nn.init.normal_(vit.heads.head.bias, std=0.02)
+    return vit
+
+
 def segmenter(fn, size, **kwargs):
     # weights_backbone=None: nothing is downloaded; the output is a dict, keep "out".
     class Out(torch.nn.Module):
@@ -72,7 +80,7 @@ MODELS = {
     "efficientnet_v2_s": classifier(tvm.efficientnet_v2_s, 64),
     "regnet_y_400mf": classifier(tvm.regnet_y_400mf, 64),
     "convnext_tiny": classifier(tvm.convnext_tiny, 64),
-    "vit_b_16": classifier(tvm.vit_b_16, 224),
+    "vit_b_16": {"build": lambda: random_head(tvm.vit_b_16(weights=None)), "inputs": image(224)},
     "swin_t": classifier(tvm.swin_t, 64),
     "fcn_resnet50": segmenter(seg.fcn_resnet50, 64, aux_loss=False),
     "deeplabv3_mobilenet_v3_large": segmenter(seg.deeplabv3_mobilenet_v3_large, 64,
