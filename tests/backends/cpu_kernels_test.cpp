@@ -34,7 +34,7 @@ struct OpCase {
   Attributes attrs;
   std::vector<InputSpec> inputs;
   int threads = 1;
-  std::string domain;  // "" (ONNX) or kMinferDomain for the fused ops
+  std::string domain = "";  // "" (ONNX) or kMinferDomain for the fused ops
 };
 
 InputSpec in(Shape s, bool constant = false) {
