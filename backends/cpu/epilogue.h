@@ -44,9 +44,10 @@ struct Activation {
 };
 
 // Reads the fused-activation attributes of a node: `activation` ("" or absent = none, "Relu",
-// "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh"), for Clip `activation_min` /
-// `activation_max` (absent = unbounded), for HardSigmoid `activation_alpha` /
-// `activation_beta`. Throws InvalidModel naming the node for any other activation.
+// "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh"), for Clip
+// `activation_min` / `activation_max` (absent = unbounded), for HardSigmoid
+// `activation_alpha` / `activation_beta`. Throws InvalidModel naming the node for any other
+// activation.
 Activation parse_activation(const Node& node);
 
 }  // namespace minfer::cpu

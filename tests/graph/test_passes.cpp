@@ -332,6 +332,18 @@ Graph linear_3d(Shape bias_shape = Shape{40}) {
   g.infer_shapes();
   return g;
 }
+
+// `make`'s graph at level 0, and at level 2 on 1 and 2 threads, on input x: the outputs agree.
+void require_fused_matches_plain(const std::function<Graph()>& make, const Tensor& x) {
+  for (int threads : {1, 2}) {
+    SessionOptions o0, o2;
+    o0.optimization_level = 0;
+    o2.threads = threads;
+    Session plain(make(), o0), fused(make(), o2);
+    NamedTensors a = plain.run({{"x", x}}), b = fused.run({{"x", x}});
+    for (auto& [name, t] : a) require_close(b.at(name), t, 1e-5, 1e-6);
+  }
+}
 }  // namespace
 
 TEST_CASE("CPU sessions fuse a Linear layer's Gelu into its FusedMatMul", "[passes][cpu]") {
@@ -353,15 +365,7 @@ TEST_CASE("CPU sessions fuse a Linear layer's Gelu into its FusedMatMul", "[pass
     CHECK(g.nodes()[0]->attrs.get_string("activation", "") ==
           (std::string(approximate) == "tanh" ? "GeluTanh" : "Gelu"));
     std::mt19937 rng(5);
-    const Tensor x = random_tensor({2, 7, 300}, rng, -3.f, 3.f);
-    for (int threads : {1, 2}) {
-      SessionOptions o0, o2;
-      o0.optimization_level = 0;
-      o2.threads = threads;
-      Session plain(make(), o0), fused(make(), o2);
-      NamedTensors a = plain.run({{"x", x}}), b = fused.run({{"x", x}});
-      for (auto& [name, t] : a) require_close(b.at(name), t, 1e-5, 1e-6);
-    }
+    require_fused_matches_plain(make, random_tensor({2, 7, 300}, rng, -3.f, 3.f));
   }
 }
 
@@ -370,15 +374,7 @@ TEST_CASE("CPU sessions fuse a rank-3 MatMul with its bias into FusedMatMul", "[
   optimize(g, SessionOptions{});
   REQUIRE(op_histogram(g) == std::map<std::string, int>{{"FusedMatMul", 1}});
   std::mt19937 rng(4);
-  Tensor x = random_tensor({2, 7, 300}, rng);
-  for (int threads : {1, 2}) {
-    SessionOptions o0, o2;
-    o0.optimization_level = 0;
-    o2.threads = threads;
-    Session plain(linear_3d(), o0), fused(linear_3d(), o2);
-    NamedTensors a = plain.run({{"x", x}}), b = fused.run({{"x", x}});
-    for (auto& [name, t] : a) require_close(b.at(name), t, 1e-5, 1e-6);
-  }
+  require_fused_matches_plain([] { return linear_3d(); }, random_tensor({2, 7, 300}, rng));
   // Not a bias of the columns ([7, 40] varies by row), or a CUDA session: no fusion.
   Graph rows = linear_3d(Shape{7, 40});
   optimize(rows, SessionOptions{});
