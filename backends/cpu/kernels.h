@@ -12,9 +12,8 @@ void register_norm_kernels(OpRegistry& registry);         // BatchNormalization,
 void register_layout_kernels(OpRegistry& registry);       // Transpose, Concat, reshape-like copies
 void register_transformer_kernels(OpRegistry& registry);  // LayerNormalization, Gelu, Erf
 
-// Gelu (x * Phi(x), or its tanh approximation when the node's `approximate` is "tanh") over
-// p[0, n) in place: the Gelu kernel's arithmetic, for epilogues (FusedMatMul).
-bool gelu_is_tanh(const Node& node);
+// Gelu (x * Phi(x), or with `tanh` its tanh approximation) over p[0, n) in place: the Gelu
+// kernel's arithmetic, for epilogues (FusedMatMul).
 void gelu_in_place(float* p, int64_t n, bool tanh);
 
 // True when input i is present, f32 and of static shape.

@@ -102,11 +102,13 @@ int64_t panel_offset(int64_t p, int64_t k0, int64_t k, int64_t n) {
 void pack_panels(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed, float* out) {
   for (int64_t p = 0; p * kNr < n; ++p) {
     const int64_t j0 = p * kNr, cols = std::min(kNr, n - j0);
-    for (int64_t kk = 0; kk < k; ++kk) {
-      float* dst = out + panel_offset(p, kk / kKc * kKc, k, n) + kk % kKc * kNr;
-      for (int64_t j = 0; j < cols; ++j)
-        dst[j] = transposed ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j];
-      std::fill(dst + cols, dst + kNr, 0.f);
+    for (int64_t k0 = 0; k0 < k; k0 += kKc) {
+      float* dst = out + panel_offset(p, k0, k, n);
+      for (int64_t kk = k0; kk < std::min(k, k0 + kKc); ++kk, dst += kNr) {
+        for (int64_t j = 0; j < cols; ++j)
+          dst[j] = transposed ? b[(j0 + j) * ldb + kk] : b[kk * ldb + j0 + j];
+        std::fill(dst + cols, dst + kNr, 0.f);
+      }
     }
   }
 }

@@ -135,7 +135,9 @@ void gelu_of(const X& x, Y& y, bool tanh) {
 
 class GeluKernel final : public Kernel {
  public:
-  void prepare(PrepareContext& ctx) override { tanh_ = gelu_is_tanh(ctx.node); }
+  void prepare(PrepareContext& ctx) override {
+    tanh_ = ctx.node.attrs.get_string("approximate", "none") == "tanh";
+  }
   void run(RunContext& ctx) const override {
     map_chunks(ctx, [this](auto x, auto y) { gelu_of(x, y, tanh_); });
   }
@@ -160,10 +162,6 @@ bool supports_gelu(const PrepareContext& ctx) {
 }
 
 }  // namespace
-
-bool gelu_is_tanh(const Node& node) {
-  return node.attrs.get_string("approximate", "none") == "tanh";
-}
 
 void gelu_in_place(float* p, int64_t n, bool tanh) {
   Eigen::Map<Eigen::ArrayXf> x(p, n);
