@@ -137,10 +137,12 @@ void ConvKernel::prepare(PrepareContext& ctx) {
       ConvGemm::pays(k, p)) {
     const int64_t groups = d.group, mg = d.mg;
     const float* w = weight_.data<float>();
+    const f32::MicroKernels& tiles = fp32_micro_kernels();
     direct_ = ctx.share<std::vector<ConvGemm>>(
-        "cpu.conv.direct", size_t(d.m) * size_t(k) * sizeof(float), [&] {
+        std::string("cpu.conv.direct.") + isa_name(tiles.isa),
+        size_t(d.m) * size_t(k) * sizeof(float), [&] {
           auto gemms = std::make_shared<std::vector<ConvGemm>>();
-          for (int64_t g = 0; g < groups; ++g) gemms->emplace_back(w + g * mg * k, mg, k);
+          for (int64_t g = 0; g < groups; ++g) gemms->emplace_back(w + g * mg * k, mg, k, tiles);
           return gemms;
         });
     packed_ = std::make_shared<const std::vector<PackedWeights>>();
@@ -218,7 +220,10 @@ void ConvKernel::run(RunContext& ctx) const {
 }
 
 std::string ConvKernel::variant() const {
-  return method_ == Method::Winograd ? "winograd" : direct_ ? "direct" : std::string();
+  if (method_ == Method::Winograd) return "winograd";
+  // ConvGemm's tiles say their ISA level (the other paths are Eigen's, built for the baseline).
+  return direct_ && !direct_->empty() ? std::string("direct ") + isa_name((*direct_)[0].isa())
+                                      : std::string();
 }
 
 void ConvKernel::fill_output(const Operands& op, int64_t n, int64_t m0, int64_t m1, int64_t p0,

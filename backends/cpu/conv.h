@@ -44,7 +44,7 @@ class ConvKernel final : public Kernel {
 
   void prepare(PrepareContext& ctx) override;
   void run(RunContext& ctx) const override;
-  std::string variant() const override;  // "winograd" or "direct" (ConvGemm), else empty
+  std::string variant() const override;  // "winograd", "direct <isa>" (ConvGemm), else empty
 
  private:
   enum class Method { Gemm1x1, Im2col, Depthwise, Winograd };

@@ -9,26 +9,30 @@
 // that, for the small depths of MobileNet's expansion layers (K = 16..32, 96..192 channels of
 // 112x112 or 56x56), costs more than the arithmetic.
 //
-// The micro-kernel holds a 6 x 16 tile of Y in 12 AVX2 registers; per step of K it loads 2
-// vectors of X and broadcasts 6 weights (12 FMAs to 8 loads). W is packed once into panels of
-// 6 rows, k-major. AVX2 + FMA (callers check has_any_isa()).
+// The micro-kernel (backends/cpu/isa/sgemm_micro.cpp, one per ISA level) holds a tile of 6
+// rows x 2 vectors of Y (16 columns on AVX2, 32 on AVX-512) in 12 registers; per step of K it
+// loads 2 vectors of X and broadcasts 6 weights. W is packed once into panels of 6 rows,
+// k-major, the same on every level. Callers check has_any_isa().
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/fp32_micro.h"
 
 namespace minfer::cpu {
 
 class ConvGemm {
  public:
   ConvGemm() = default;
-  // Packs W [m, k] (row-major, row stride k).
-  ConvGemm(const float* w, int64_t m, int64_t k);
+  // Packs W [m, k] (row-major, row stride k) for the tiles of one ISA level.
+  ConvGemm(const float* w, int64_t m, int64_t k,
+           const f32::MicroKernels& tiles = fp32_micro_kernels());
 
   int64_t rows() const { return m_; }
   int64_t depth() const { return k_; }
+  Isa isa() const { return tiles_->isa; }
   size_t packed_bytes() const;
 
   // Y columns [0, cols): X [k, cols] (row stride ldx), Y and Z [m, cols] (row stride ldy; Z
@@ -45,6 +49,7 @@ class ConvGemm {
 
  private:
   int64_t m_ = 0, k_ = 0;
+  const f32::MicroKernels* tiles_ = nullptr;
   struct AlignedFree {
     void operator()(float* p) const;
   };

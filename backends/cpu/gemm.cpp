@@ -56,7 +56,9 @@ void GemmKernel::prepare(PrepareContext& ctx) {
       has_c_ && alpha_ == 1.f && beta_ == 1.f && c_row_stride_ == 0 && c_col_stride_ == 1;
 }
 
-std::string GemmKernel::variant() const { return packed_ ? "packed" : std::string(); }
+std::string GemmKernel::variant() const {
+  return packed_ ? std::string("packed ") + isa_name(packed_->isa()) : std::string();
+}
 
 void GemmKernel::run(RunContext& ctx) const {
   const float* a = ctx.inputs[0]->data<float>();

@@ -7,7 +7,8 @@
 // `activation_max` (see epilogue.h). Y is pre-filled with beta * C and the GEMM accumulates
 // onto it, so the bias costs no extra pass. A constant B with more than one row of A (a Linear
 // layer over tokens) runs on PackedRhs instead (packed_rhs_gemm.h: B packed once at prepare),
-// with alpha, C and the activation applied in one pass after it; variant() is then "packed".
+// with alpha, C and the activation applied in one pass after it; variant() is then "packed
+// <isa>" (the ISA level of its tiles).
 #pragma once
 
 #include <cstdint>

@@ -56,13 +56,16 @@ class MatMulKernel final : public Kernel {
     } else if (!fold_batch_ && m_ >= 8 && has_any_isa()) {
       // Batched products of run-time matrices (attention): each B packed by its thread.
       pack_per_batch_ = true;
+      tiles_ = &fp32_micro_kernels();
       threads_ = std::max(1, ctx.threads);
       ctx.workspace_bytes = size_t(threads_) * scratch_floats() * sizeof(float);
     }
   }
 
-  std::string variant() const override {
-    return packed_ ? "packed" : pack_per_batch_ ? "packed per batch" : std::string();
+  std::string variant() const override {  // with the ISA level of the tiles
+    if (packed_) return std::string("packed ") + isa_name(packed_->isa());
+    return pack_per_batch_ ? std::string("packed per batch ") + isa_name(tiles_->isa)
+                           : std::string();
   }
 
   void run(RunContext& ctx) const override {
@@ -101,8 +104,8 @@ class MatMulKernel final : public Kernel {
           if (b_index_[i] != packed_index)
             PackedRhs::pack(b + b_index_[i] * k * n, k, n, n, packed);
           packed_index = b_index_[i];
-          PackedRhs::multiply_packed(a + a_index_[i] * m * k, m, k, packed, k, n, y + i * m * n,
-                                     n);
+          PackedRhs::multiply_packed(*tiles_, a + a_index_[i] * m * k, m, k, packed, k, n,
+                                     y + i * m * n, n);
         }
       });
       return;
@@ -132,6 +135,7 @@ class MatMulKernel final : public Kernel {
   Tensor b_;
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant and shared by all batches
   bool pack_per_batch_ = false;  // else each batch's B packed at run time, A and C in place
+  const f32::MicroKernels* tiles_ = nullptr;  // with pack_per_batch_: the level prepared for
   int threads_ = 1;              // the workspace holds this many threads' packed B
   // One packed B, rounded to whole cache lines (the workspace is 64-byte aligned).
   size_t scratch_floats() const { return (PackedRhs::packed_floats(k_, n_) + 15) / 16 * 16; }

@@ -1,7 +1,5 @@
 #include "backends/cpu/packed_rhs_gemm.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -14,80 +12,14 @@ namespace minfer::cpu {
 
 namespace {
 
-constexpr int64_t kMr = 6, kNr = 16;  // the register tile
-constexpr int64_t kKc = 256;          // depth block: a B panel of 16 KB, 6 rows of A 6 KB (L1)
+constexpr int64_t kMr = 6;    // the rows of a tile (f32::MicroKernels::mr on every level)
+constexpr int64_t kNr = 16;   // the columns of a panel: a tile covers 1 (AVX2) or 2 (AVX-512)
+constexpr int64_t kKc = 256;  // depth block: a B panel of 16 KB, 6 rows of A 6 KB (L1)
 // Panels per column slice: the slice's rows of C (197 x 128 floats for ViT, 100 KB) stay in L2
 // while every depth block adds to them, and its B block (128 KB) is read from L2 by each row
 // tile. Looping depth blocks over all of N instead streamed C through L3 per block: 12-17%
 // slower on ViT's [197,768] x [768,3072] and x [768,2304] (Zen 3, 1 and 2 threads).
 constexpr int64_t kSlicePanels = 8;
-
-// C tile [rows <= 6, cols <= 16] (= when first, += otherwise) the product of A's rows, read in
-// place (row r at a + r * lda; the rows past `rows` repeat row 0, computed and not stored, so
-// A needs no packing), and a packed B panel, over kc steps. The 12 accumulators are named,
-// not an array indexed by a run-time row: that would keep them in memory.
-__attribute__((target("avx2,fma"))) void micro_6x16(int64_t kc, const float* a, int64_t lda,
-                                                    const float* bp, float* c, int64_t ldc,
-                                                    int64_t rows, int64_t cols, bool first,
-                                                    const float* bias) {
-  const float* a0 = a;
-  const float* a1 = rows > 1 ? a + lda : a;
-  const float* a2 = rows > 2 ? a + 2 * lda : a;
-  const float* a3 = rows > 3 ? a + 3 * lda : a;
-  const float* a4 = rows > 4 ? a + 4 * lda : a;
-  const float* a5 = rows > 5 ? a + 5 * lda : a;
-  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-#pragma GCC unroll 4  // 3-12 % faster on a Zen 3 (fewer loop-control ops between FMAs)
-  for (int64_t k = 0; k < kc; ++k, bp += kNr) {
-    const __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
-    __m256 v = _mm256_broadcast_ss(a0 + k);
-    c00 = _mm256_fmadd_ps(v, b0, c00), c01 = _mm256_fmadd_ps(v, b1, c01);
-    v = _mm256_broadcast_ss(a1 + k);
-    c10 = _mm256_fmadd_ps(v, b0, c10), c11 = _mm256_fmadd_ps(v, b1, c11);
-    v = _mm256_broadcast_ss(a2 + k);
-    c20 = _mm256_fmadd_ps(v, b0, c20), c21 = _mm256_fmadd_ps(v, b1, c21);
-    v = _mm256_broadcast_ss(a3 + k);
-    c30 = _mm256_fmadd_ps(v, b0, c30), c31 = _mm256_fmadd_ps(v, b1, c31);
-    v = _mm256_broadcast_ss(a4 + k);
-    c40 = _mm256_fmadd_ps(v, b0, c40), c41 = _mm256_fmadd_ps(v, b1, c41);
-    v = _mm256_broadcast_ss(a5 + k);
-    c50 = _mm256_fmadd_ps(v, b0, c50), c51 = _mm256_fmadd_ps(v, b1, c51);
-  }
-  if (rows == kMr && cols == kNr) {  // a whole tile: straight from the registers
-    const __m256 r[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                              {c30, c31}, {c40, c41}, {c50, c51}};
-    const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
-    const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
-#pragma GCC unroll 6
-    for (int i = 0; i < kMr; ++i) {
-      float* ci = c + i * ldc;
-      __m256 lo = r[i][0], hi = r[i][1];
-      if (!first) {
-        lo = _mm256_add_ps(lo, _mm256_loadu_ps(ci));
-        hi = _mm256_add_ps(hi, _mm256_loadu_ps(ci + 8));
-      }
-      if (bias) lo = _mm256_add_ps(lo, b0), hi = _mm256_add_ps(hi, b1);
-      _mm256_storeu_ps(ci, lo);
-      _mm256_storeu_ps(ci + 8, hi);
-    }
-    return;
-  }
-  alignas(32) float tile[kMr][kNr];
-  _mm256_store_ps(tile[0], c00), _mm256_store_ps(tile[0] + 8, c01);
-  _mm256_store_ps(tile[1], c10), _mm256_store_ps(tile[1] + 8, c11);
-  _mm256_store_ps(tile[2], c20), _mm256_store_ps(tile[2] + 8, c21);
-  _mm256_store_ps(tile[3], c30), _mm256_store_ps(tile[3] + 8, c31);
-  _mm256_store_ps(tile[4], c40), _mm256_store_ps(tile[4] + 8, c41);
-  _mm256_store_ps(tile[5], c50), _mm256_store_ps(tile[5] + 8, c51);
-  for (int64_t i = 0; i < rows; ++i) {
-    float* ci = c + i * ldc;
-    for (int64_t j = 0; j < cols; ++j) {
-      const float v = first ? tile[i][j] : ci[j] + tile[i][j];
-      ci[j] = bias ? v + bias[j] : v;
-    }
-  }
-}
 
 // Where panel p's rows [k0, k0 + kKc) start: by depth block, then panel, so that the panels a
 // slice reads for one depth block lie together (one stream for the prefetcher, no two panels
@@ -115,9 +47,9 @@ void pack_panels(const float* b, int64_t k, int64_t n, int64_t ldb, bool transpo
 
 // C's columns of panels [p0, p1) = A * those panels of packed B, on the calling thread. Depth
 // blocks inside, so that these columns of C stay in L2 while every block adds to them.
-void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, int64_t k,
-                     int64_t n, int64_t p0, int64_t p1, float* c, int64_t ldc,
-                     const float* bias, const Activation* act) {
+void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, int64_t lda,
+                     const float* bp, int64_t k, int64_t n, int64_t p0, int64_t p1, float* c,
+                     int64_t ldc, const float* bias, const Activation* act) {
   const int64_t j0 = p0 * kNr, j1 = std::min(n, p1 * kNr);
   const bool activate = act && act->enabled;
   if (k == 0) {
@@ -127,15 +59,18 @@ void multiply_panels(const float* a, int64_t m, int64_t lda, const float* bp, in
     }
     return;
   }
+  const int64_t per_tile = tiles.nr / kNr;  // panels per tile
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
     const bool last = k0 + kc == k;
     for (int64_t r0 = 0; r0 < m; r0 += kMr) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t pj = p * kNr;
-        micro_6x16(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n),
-                   c + r0 * ldc + pj, ldc, std::min(kMr, m - r0), std::min(kNr, n - pj),
-                   k0 == 0, bias && last ? bias + pj : nullptr);  // bias: last block
+      for (int64_t p = p0; p < p1; p += per_tile) {
+        const int64_t pj = p * kNr, cols = std::min({int64_t{tiles.nr}, (p1 - p) * kNr, n - pj});
+        // The next panel of this depth block, when the tile covers two (else unread).
+        const int64_t next_panel = cols > kNr ? kc * kNr : 0;
+        tiles.rhs_tile(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n), next_panel,
+                       c + r0 * ldc + pj, ldc, std::min(kMr, m - r0), cols, k0 == 0,
+                       bias && last ? bias + pj : nullptr);  // bias: last block
       }
       if (activate && last)  // these rows of the slice are final and in L1
         for (int64_t i = r0; i < std::min(m, r0 + kMr); ++i) act->apply(c + i * ldc + j0, j1 - j0);
@@ -149,8 +84,9 @@ constexpr std::align_val_t kAlign{64};
 
 void PackedRhs::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
 
-PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed)
-    : k_(k), n_(n), panels_((n + kNr - 1) / kNr) {
+PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed,
+                     const f32::MicroKernels& tiles)
+    : k_(k), n_(n), panels_((n + kNr - 1) / kNr), tiles_(&tiles) {
   data_.reset(static_cast<float*>(
       ::operator new[](std::max<size_t>(packed_floats(k, n), 16) * sizeof(float), kAlign)));
   pack_panels(b, k, n, ldb, transposed, data_.get());
@@ -164,26 +100,31 @@ void PackedRhs::pack(const float* b, int64_t k, int64_t n, int64_t ldb, float* o
   pack_panels(b, k, n, ldb, false, out);
 }
 
-void PackedRhs::multiply_packed(const float* a, int64_t m, int64_t lda, const float* bp,
-                                int64_t k, int64_t n, float* c, int64_t ldc) {
+void PackedRhs::multiply_packed(const f32::MicroKernels& tiles, const float* a, int64_t m,
+                                int64_t lda, const float* bp, int64_t k, int64_t n, float* c,
+                                int64_t ldc) {
   const int64_t panels = (n + kNr - 1) / kNr;
   for (int64_t s0 = 0; s0 < panels; s0 += kSlicePanels)
-    multiply_panels(a, m, lda, bp, k, n, s0, std::min(panels, s0 + kSlicePanels), c, ldc,
+    multiply_panels(tiles, a, m, lda, bp, k, n, s0, std::min(panels, s0 + kSlicePanels), c, ldc,
                     nullptr, nullptr);
 }
 
-void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc,
-                         int threads, const float* bias, const Activation* act) const {
+void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
+                         const float* bias, const Activation* act) const {
   if (m <= 0 || n_ <= 0) return;
   // Work units are slices of B's panels (all rows of C there), claimed by the threads as they
   // come: a thread the OS starts late takes fewer. At least 2 slices per thread, where N allows.
   const int used = threads_for(2 * m * n_ * k_, threads, int64_t{1} << 20);
-  const int64_t width = std::clamp<int64_t>(panels_ / (2 * used), 1, kSlicePanels);
+  // Whole tiles per slice (2 panels on AVX-512), so that no tile is cut in half.
+  const int64_t per_tile = tiles_->nr / kNr;
+  const int64_t width =
+      (std::clamp<int64_t>(panels_ / (2 * used), 1, kSlicePanels) + per_tile - 1) / per_tile *
+      per_tile;
   const int64_t slices = (panels_ + width - 1) / width;
   parallel_for(used, slices, [&](int64_t slice) {
     const int64_t s0 = slice * width;
-    multiply_panels(a, m, lda, data_.get(), k_, n_, s0, std::min(panels_, s0 + width), c, ldc,
-                    bias, act);
+    multiply_panels(*tiles_, a, m, lda, data_.get(), k_, n_, s0, std::min(panels_, s0 + width), c,
+                    ldc, bias, act);
   });
 }
 
@@ -191,8 +132,10 @@ std::shared_ptr<const PackedRhs> share_packed_rhs(PrepareContext& ctx, const std
                                                   const Tensor& b, int64_t k, int64_t n,
                                                   bool transposed) {
   const size_t bytes = PackedRhs::packed_floats(k, n) * sizeof(float);
-  return ctx.share<PackedRhs>(key, bytes, [&] {
-    return std::make_shared<PackedRhs>(b.data<float>(), k, n, transposed ? k : n, transposed);
+  const f32::MicroKernels& tiles = fp32_micro_kernels();
+  return ctx.share<PackedRhs>(key + "." + isa_name(tiles.isa), bytes, [&] {
+    return std::make_shared<PackedRhs>(b.data<float>(), k, n, transposed ? k : n, transposed,
+                                       tiles);
   });
 }
 

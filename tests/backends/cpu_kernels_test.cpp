@@ -14,6 +14,7 @@
 
 #include "backends/cpu/conv.h"
 #include "backends/cpu/gemm.h"
+#include "isa/for_each_isa.h"
 #include "test_util.h"
 
 namespace minfer {
@@ -646,44 +647,47 @@ TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") 
   for (int threads : {1, 2, 3})
     for (const auto& [a, b] : shapes)
       check_op({"MatMul", {}, {in(a), in(b, threads == 2)}, threads}, "cpu-eigen-matmul", rng);
-  // Constant weights [K, N] (packed once): tails of the 6 x 16 tile in M and N, K past one
-  // depth block (256), N past one slice of 8 panels (128 columns), 1-3 threads, and ViT's
-  // shapes.
-  const std::vector<std::pair<Shape, Shape>> weights{
-      {{2, 3}, {3, 1}},         {{7, 5}, {5, 17}},        {{1, 13, 300}, {300, 33}},
-      {{2, 100, 40}, {40, 64}}, {{197, 768}, {768, 40}},  {{1, 50, 513}, {513, 130}},
-      {{1, 29, 520}, {520, 300}}, {{197, 64}, {64, 1000}},
-  };
-  for (int threads : {1, 2, 3})
-    for (const auto& [a, b] : weights)
-      check_op({"MatMul", {}, {in(a), in(b, true)}, threads}, "cpu-eigen-matmul", rng);
-  // FusedMatMul: the bias and an activation (Gelu, Relu) in PackedRhs's epilogue (constant B)
-  // or in one more pass (run-time B); tails of the tile and of a slice, K past a depth block.
-  for (const char* act : {"Gelu", "GeluTanh", "Relu", ""}) {
-    Attributes a;
-    a.set("activation", std::string(act));
+  // The rest runs on PackedRhs, once per ISA level this CPU has (tiles of 16 or 32 columns).
+  test::for_each_isa([&](cpu::Isa) {
+    // Constant weights [K, N] (packed once): tails of the tile in M and N (an odd number of
+    // 16-column panels), K past one depth block (256), N past one slice of 8 panels (128
+    // columns), 1-3 threads, and ViT's shapes.
+    const std::vector<std::pair<Shape, Shape>> weights{
+        {{2, 3}, {3, 1}},         {{7, 5}, {5, 17}},        {{1, 13, 300}, {300, 33}},
+        {{2, 100, 40}, {40, 64}}, {{197, 768}, {768, 40}},  {{1, 50, 513}, {513, 130}},
+        {{1, 29, 520}, {520, 300}}, {{197, 64}, {64, 1000}}, {{9, 20}, {20, 80}},
+    };
     for (int threads : {1, 2, 3})
-      for (const auto& [x, w] : std::vector<std::pair<Shape, Shape>>{
-               {{1, 13, 300}, {300, 33}}, {{2, 29, 40}, {40, 150}}, {{1, 7, 5}, {5, 3}}}) {
-        InputSpec xs = in(x);
-        xs.lo = -3.f, xs.hi = 3.f;
-        const InputSpec bias = in({w[1]}, true);
-        for (bool constant : {true, false})
-          check_op({"FusedMatMul", a, {xs, in(w, constant), bias}, threads, kMinferDomain},
-                   "cpu-eigen-matmul", rng);
-      }
-  }
-  // Each batch's own B packed at run time (8 rows or more): tails of the tile, broadcast batch
-  // dims, attention's shapes, no depth.
-  const std::vector<std::pair<Shape, Shape>> batched{
-      {{12, 20, 16}, {12, 16, 37}},
-      {{2, 1, 9, 9}, {3, 9, 20}},
-      {{3, 197, 64}, {3, 64, 197}},
-      {{2, 10, 0}, {2, 0, 5}},
-  };
-  for (int threads : {1, 2, 3})
-    for (const auto& [a, b] : batched)
-      check_op({"MatMul", {}, {in(a), in(b)}, threads}, "cpu-eigen-matmul", rng);
+      for (const auto& [a, b] : weights)
+        check_op({"MatMul", {}, {in(a), in(b, true)}, threads}, "cpu-eigen-matmul", rng);
+    // FusedMatMul: the bias and an activation (Gelu, Relu) in PackedRhs's epilogue (constant B)
+    // or in one more pass (run-time B); tails of the tile and of a slice, K past a depth block.
+    for (const char* act : {"Gelu", "GeluTanh", "Relu", ""}) {
+      Attributes a;
+      a.set("activation", std::string(act));
+      for (int threads : {1, 2, 3})
+        for (const auto& [x, w] : std::vector<std::pair<Shape, Shape>>{
+                 {{1, 13, 300}, {300, 33}}, {{2, 29, 40}, {40, 150}}, {{1, 7, 5}, {5, 3}}}) {
+          InputSpec xs = in(x);
+          xs.lo = -3.f, xs.hi = 3.f;
+          const InputSpec bias = in({w[1]}, true);
+          for (bool constant : {true, false})
+            check_op({"FusedMatMul", a, {xs, in(w, constant), bias}, threads, kMinferDomain},
+                     "cpu-eigen-matmul", rng);
+        }
+    }
+    // Each batch's own B packed at run time (8 rows or more): tails of the tile, broadcast batch
+    // dims, attention's shapes, no depth.
+    const std::vector<std::pair<Shape, Shape>> batched{
+        {{12, 20, 16}, {12, 16, 37}},
+        {{2, 1, 9, 9}, {3, 9, 20}},
+        {{3, 197, 64}, {3, 64, 197}},
+        {{2, 10, 0}, {2, 0, 5}},
+    };
+    for (int threads : {1, 2, 3})
+      for (const auto& [a, b] : batched)
+        check_op({"MatMul", {}, {in(a), in(b)}, threads}, "cpu-eigen-matmul", rng);
+  });
 }
 
 TEST_CASE("cpu unary ops match the reference", "[cpu]") {

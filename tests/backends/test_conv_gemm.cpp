@@ -14,6 +14,7 @@
 #include "backends/cpu/conv.h"
 #include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/isa.h"
+#include "isa/for_each_isa.h"
 #include "test_util.h"
 
 namespace minfer {
@@ -69,44 +70,47 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
   }
   std::mt19937 rng(42);
   int cases = 0;
-  for (int64_t m : {1, 5, 6, 7, 13, 40})
-    for (int64_t k : {1, 3, 16, 27})
-      for (int64_t cols : {1, 9, 16, 17, 40, 700}) {
-        const std::string act = kActivations[cases % 6];
-        const bool bias = cases % 2 == 0, residual = cases % 3 != 0;
-        ++cases;
-        INFO("m " << m << " k " << k << " cols " << cols << " act '" << act << "'"
-                  << (bias ? " bias" : "") << (residual ? " residual" : ""));
-        const int64_t ldx = cols + 5, ldy = cols + 3;  // rows with padding between them
-        const std::vector<float> w = random_floats(size_t(m * k), rng);
-        const std::vector<float> x = random_floats(size_t(k * ldx), rng);
-        const std::vector<float> b = random_floats(size_t(m), rng);
-        const std::vector<float> z = random_floats(size_t(m * ldy), rng);
-        std::vector<float> y(size_t(m * ldy), kNaN);
+  test::for_each_isa([&](cpu::Isa isa) {
+    const cpu::f32::MicroKernels& tiles = cpu::fp32_micro_kernels(isa);
+    for (int64_t m : {1, 5, 6, 7, 13, 40})
+      for (int64_t k : {1, 3, 16, 27})
+        for (int64_t cols : {1, 9, 16, 17, 31, 32, 33, 40, 700}) {  // tiles of 16 and 32
+          const std::string act = kActivations[cases % 6];
+          const bool bias = cases % 2 == 0, residual = cases % 3 != 0;
+          ++cases;
+          INFO("m " << m << " k " << k << " cols " << cols << " act '" << act << "'"
+                    << (bias ? " bias" : "") << (residual ? " residual" : ""));
+          const int64_t ldx = cols + 5, ldy = cols + 3;  // rows with padding between them
+          const std::vector<float> w = random_floats(size_t(m * k), rng);
+          const std::vector<float> x = random_floats(size_t(k * ldx), rng);
+          const std::vector<float> b = random_floats(size_t(m), rng);
+          const std::vector<float> z = random_floats(size_t(m * ldy), rng);
+          std::vector<float> y(size_t(m * ldy), kNaN);
 
-        Node node;
-        node.attrs = activation_attrs(act);
-        const cpu::Activation activation = cpu::parse_activation(node);
-        cpu::ConvGemm gemm(w.data(), m, k);
-        gemm.run(x.data(), ldx, cols, bias ? b.data() : nullptr, residual ? z.data() : nullptr,
-                 y.data(), ldy, activation);
+          Node node;
+          node.attrs = activation_attrs(act);
+          const cpu::Activation activation = cpu::parse_activation(node);
+          cpu::ConvGemm gemm(w.data(), m, k, tiles);
+          gemm.run(x.data(), ldx, cols, bias ? b.data() : nullptr, residual ? z.data() : nullptr,
+                   y.data(), ldy, activation);
 
-        RelativeError err;
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < ldy; ++j) {
-            const float got = y[size_t(i * ldy + j)];
-            if (j >= cols) {  // padding: untouched
-              REQUIRE(std::isnan(got));
-              continue;
+          RelativeError err;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < ldy; ++j) {
+              const float got = y[size_t(i * ldy + j)];
+              if (j >= cols) {  // padding: untouched
+                REQUIRE(std::isnan(got));
+                continue;
+              }
+              double s = bias ? double(b[size_t(i)]) : 0.0;
+              if (residual) s += double(z[size_t(i * ldy + j)]);
+              for (int64_t q = 0; q < k; ++q)
+                s += double(w[size_t(i * k + q)]) * double(x[size_t(q * ldx + j)]);
+              err.add(got, activate(act, s));
             }
-            double s = bias ? double(b[size_t(i)]) : 0.0;
-            if (residual) s += double(z[size_t(i * ldy + j)]);
-            for (int64_t q = 0; q < k; ++q)
-              s += double(w[size_t(i * k + q)]) * double(x[size_t(q * ldx + j)]);
-            err.add(got, activate(act, s));
-          }
-        CHECK(err.value() <= 1e-5);
-      }
+          CHECK(err.value() <= 1e-5);
+        }
+  });
 }
 
 struct ConvCase {
@@ -162,52 +166,57 @@ TEST_CASE("cpu Conv takes ConvGemm for small depths on large planes, matching fl
   };
   std::mt19937 rng(7);
   int i = 0;
-  for (const ConvCase& c : cases)
-    for (int threads : {1, 2, 3}) {
-      const std::string act = kActivations[i++ % 6];
-      INFO(c.what << ", " << threads << " threads, act '" << act << "'");
-      const int64_t oh = (c.x[2] + 2 * c.pad - c.w[2]) / c.stride + 1;
-      const int64_t ow = (c.x[3] + 2 * c.pad - c.w[3]) / c.stride + 1;
-      const Shape ys{c.x[0], c.w[0], oh, ow};
-      std::vector<Tensor> t{test::random_tensor(c.x, rng), test::random_tensor(c.w, rng),
-                            test::random_tensor(Shape{c.w[0]}, rng), test::random_tensor(ys, rng)};
-      Node node;
-      node.name = "conv";
-      node.op_type = "FusedConv";
-      node.domain = kMinferDomain;
-      node.attrs = activation_attrs(act);
-      node.attrs.set("group", c.group);
-      node.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
-      node.attrs.set("pads", std::vector<int64_t>(4, c.pad));
-      std::vector<TensorInfo> infos{{true, DType::f32, c.x, nullptr},
-                                    {true, DType::f32, c.w, &t[1]},
-                                    {true, DType::f32, Shape{c.w[0]}, &t[2]},
-                                    {true, DType::f32, ys, nullptr}};
-      PrepareContext pctx{node, infos, {{true, DType::f32, ys, nullptr}}};
-      pctx.threads = threads;
-      cpu::ConvKernel kernel;
-      kernel.prepare(pctx);
-      REQUIRE(kernel.variant() == (c.direct ? "direct" : ""));
-      Tensor y(DType::f32, ys);
-      std::fill(y.data<float>(), y.data<float>() + y.numel(), kNaN);
-      // The workspace as the runtime's arena gives it: 64-byte aligned, holding anything.
-      const size_t floats = pctx.workspace_bytes / sizeof(float) + 16;
-      std::unique_ptr<float[], void (*)(float*)> workspace(
-          static_cast<float*>(::operator new[](floats * sizeof(float), std::align_val_t(64))),
-          [](float* p) { ::operator delete[](p, std::align_val_t(64)); });
-      std::fill(workspace.get(), workspace.get() + floats, kNaN);
-      RunContext rc;
-      for (const Tensor& in : t) rc.inputs.push_back(&in);
-      rc.outputs.push_back(&y);
-      rc.workspace = workspace.get();
-      rc.threads = threads;
-      kernel.run(rc);
+  test::for_each_isa([&](cpu::Isa isa) {
+    const std::string direct =
+        std::string("direct ") + cpu::isa_name(cpu::fp32_micro_kernels(isa).isa);
+    for (const ConvCase& c : cases)
+      for (int threads : {1, 2, 3}) {
+        const std::string act = kActivations[i++ % 6];
+        INFO(c.what << ", " << threads << " threads, act '" << act << "'");
+        const int64_t oh = (c.x[2] + 2 * c.pad - c.w[2]) / c.stride + 1;
+        const int64_t ow = (c.x[3] + 2 * c.pad - c.w[3]) / c.stride + 1;
+        const Shape ys{c.x[0], c.w[0], oh, ow};
+        std::vector<Tensor> t{test::random_tensor(c.x, rng), test::random_tensor(c.w, rng),
+                              test::random_tensor(Shape{c.w[0]}, rng),
+                              test::random_tensor(ys, rng)};
+        Node node;
+        node.name = "conv";
+        node.op_type = "FusedConv";
+        node.domain = kMinferDomain;
+        node.attrs = activation_attrs(act);
+        node.attrs.set("group", c.group);
+        node.attrs.set("strides", std::vector<int64_t>{c.stride, c.stride});
+        node.attrs.set("pads", std::vector<int64_t>(4, c.pad));
+        std::vector<TensorInfo> infos{{true, DType::f32, c.x, nullptr},
+                                      {true, DType::f32, c.w, &t[1]},
+                                      {true, DType::f32, Shape{c.w[0]}, &t[2]},
+                                      {true, DType::f32, ys, nullptr}};
+        PrepareContext pctx{node, infos, {{true, DType::f32, ys, nullptr}}};
+        pctx.threads = threads;
+        cpu::ConvKernel kernel;
+        kernel.prepare(pctx);
+        REQUIRE(kernel.variant() == (c.direct ? direct : ""));
+        Tensor y(DType::f32, ys);
+        std::fill(y.data<float>(), y.data<float>() + y.numel(), kNaN);
+        // The workspace as the runtime's arena gives it: 64-byte aligned, holding anything.
+        const size_t floats = pctx.workspace_bytes / sizeof(float) + 16;
+        std::unique_ptr<float[], void (*)(float*)> workspace(
+            static_cast<float*>(::operator new[](floats * sizeof(float), std::align_val_t(64))),
+            [](float* p) { ::operator delete[](p, std::align_val_t(64)); });
+        std::fill(workspace.get(), workspace.get() + floats, kNaN);
+        RunContext rc;
+        for (const Tensor& in : t) rc.inputs.push_back(&in);
+        rc.outputs.push_back(&y);
+        rc.workspace = workspace.get();
+        rc.threads = threads;
+        kernel.run(rc);
 
-      const std::vector<double> want = conv_f64(c, t, ys, act);
-      RelativeError err;
-      for (size_t e = 0; e < want.size(); ++e) err.add(y.data<float>()[e], want[e]);
-      CHECK(err.value() <= 1e-5);
-    }
+        const std::vector<double> want = conv_f64(c, t, ys, act);
+        RelativeError err;
+        for (size_t e = 0; e < want.size(); ++e) err.add(y.data<float>()[e], want[e]);
+        CHECK(err.value() <= 1e-5);
+      }
+  });
 }
 
 TEST_CASE("MINFER_CPU_CONV_GEMM=0 keeps those convs on the Eigen path", "[cpu][conv-gemm]") {

@@ -9,30 +9,23 @@
 
 namespace minfer::cpu::q8 {
 
-namespace {
-
-// The tables compiled into this build, lowest level first.
-const MicroKernels* const kCompiled[] = {
+const MicroKernels& micro_kernels(Isa isa) {
+  const MicroKernels* best = pick_level<MicroKernels>(
+      {
 #ifdef MINFER_HAVE_ISA_avx2
-    &isa_avx2::kInt8MicroKernels,
+          &isa_avx2::kInt8MicroKernels,
 #endif
 #ifdef MINFER_HAVE_ISA_avxvnni
-    &isa_avxvnni::kInt8MicroKernels,
+          &isa_avxvnni::kInt8MicroKernels,
 #endif
 #ifdef MINFER_HAVE_ISA_avx512
-    &isa_avx512::kInt8MicroKernels,
+          &isa_avx512::kInt8MicroKernels,
 #endif
 #ifdef MINFER_HAVE_ISA_avx512vnni
-    &isa_avx512vnni::kInt8MicroKernels,
+          &isa_avx512vnni::kInt8MicroKernels,
 #endif
-    nullptr};
-
-}  // namespace
-
-const MicroKernels& micro_kernels(Isa isa) {
-  const MicroKernels* best = nullptr;
-  for (const MicroKernels* k : kCompiled)
-    if (k && k->isa <= isa && isa_supported(k->isa)) best = k;
+          nullptr},
+      isa);
   check(best != nullptr, ErrorCode::Unsupported,
         std::string("no int8 CPU kernel of this build runs at ISA level ") + isa_name(isa));
   return *best;

@@ -23,26 +23,63 @@ using PackRow = void (*)(const int8_t* x, int64_t k, int64_t kq, uint8_t* out);
 // The int8 GEMM core of one ISA level (backends/cpu/isa/qgemm_micro.cpp).
 struct MicroKernels {
   Isa isa;
-  int mr;             // rows (output pixels) per micro-tile
-  int nr;             // output channels per micro-tile and per packed weight block
-  int kstep;          // k values per 32-bit lane: 2 (int16 pairs, vpmaddwd) or 4 (vpdpbusd)
-  int32_t a_offset;   // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
+  int mr;            // rows (output pixels) per micro-tile
+  int nr;            // output channels per micro-tile and per packed weight block
+  int kstep;         // k values per 32-bit lane: 2 (int16 pairs, vpmaddwd) or 4 (vpdpbusd)
+  int32_t a_offset;  // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
   MicroKernel micro;
   PackRow pack_a_row;
 };
 
 }  // namespace minfer::cpu::q8
 
+namespace minfer::cpu::f32 {
+
+// The output of one ConvGemm tile: rows x cols of Y with the epilogue's inputs at its corner.
+struct ConvTileOut {
+  const float* bias;  // null = none; one per row
+  const float* z;     // null = none; row stride ldy like y
+  float* y;
+  int64_t ldy;
+  int64_t rows, cols;  // the valid part of the tile (rows <= mr, cols <= nr)
+};
+// Y tile = clamp?(W panel (k steps of mr floats) * X [k, cols] (row stride ldx) + bias + z):
+// X and Y are read and written only within o.cols columns.
+using ConvTile = void (*)(int64_t k, const float* wp, const float* x, int64_t ldx,
+                          const ConvTileOut& o, bool clamp, float lo, float hi);
+// C tile [rows <= mr, cols <= nr] (= when first, += otherwise; + bias[j] when bias) = A's rows
+// (row r at a + r * lda, read in place) times kc steps of packed B: per step 16 floats at bp
+// for columns 0..15 and, on 16-lane levels, 16 at bp + next_panel for columns 16..31 (the
+// 16-column panels of PackedRhs, two at a time); bp advances 16 floats per step.
+using RhsTile = void (*)(int64_t kc, const float* a, int64_t lda, const float* bp,
+                         int64_t next_panel, float* c, int64_t ldc, int64_t rows, int64_t cols,
+                         bool first, const float* bias);
+
+// The fp32 GEMM tiles of one ISA level (backends/cpu/isa/sgemm_micro.cpp).
+struct MicroKernels {
+  Isa isa;
+  int mr;  // rows per tile (6)
+  int nr;  // columns per tile: 2 vectors (16 or 32)
+  ConvTile conv_tile;
+  RhsTile rhs_tile;
+};
+
+}  // namespace minfer::cpu::f32
+
 // One table per compiled level (defined only where the compiler can target it).
 namespace minfer::cpu::isa_avx2 {
 extern const q8::MicroKernels kInt8MicroKernels;
-}
+extern const f32::MicroKernels kFp32MicroKernels;
+}  // namespace minfer::cpu::isa_avx2
 namespace minfer::cpu::isa_avxvnni {
 extern const q8::MicroKernels kInt8MicroKernels;
-}
+extern const f32::MicroKernels kFp32MicroKernels;
+}  // namespace minfer::cpu::isa_avxvnni
 namespace minfer::cpu::isa_avx512 {
 extern const q8::MicroKernels kInt8MicroKernels;
-}
+extern const f32::MicroKernels kFp32MicroKernels;
+}  // namespace minfer::cpu::isa_avx512
 namespace minfer::cpu::isa_avx512vnni {
 extern const q8::MicroKernels kInt8MicroKernels;
-}
+extern const f32::MicroKernels kFp32MicroKernels;
+}  // namespace minfer::cpu::isa_avx512vnni

@@ -5,6 +5,9 @@
 //   VI32 / kI32Lanes   int32 vector (256 bits for avx2/avxvnni, 512 for avx512/avx512vnni)
 //   dot4_u8i8(acc, a, b)  acc + sum of 4 u8 x s8 products per lane   (VNNI levels only)
 //   madd_i16(acc, a, b)   acc + sum of 2 i16 x i16 products per lane (every level)
+//   VF32 / kF32Lanes   fp32 vector (8 or 16 lanes) with loads, stores, broadcasts, fmadd, add,
+//                      min/max (vminps/vmaxps: a NaN in the second operand is returned), and
+//                      MaskF32 = the first n lanes, for loads and stores that stop at a row's end
 //
 // Everything is static inline in the level's namespace, so no two levels share a symbol.
 #pragma once
@@ -41,6 +44,24 @@ static inline VI32 madd_i16(VI32 acc, VI32 a, VI32 b) {
 #if MINFER_ISA_VNNI
 static inline VI32 dot4_u8i8(VI32 acc, VI32 a, VI32 b) { return _mm512_dpbusd_epi32(acc, a, b); }
 #endif
+
+using VF32 = __m512;
+using MaskF32 = __mmask16;
+inline constexpr int kF32Lanes = 16;
+static inline VF32 zero_f32() { return _mm512_setzero_ps(); }
+static inline VF32 splat_f32(float x) { return _mm512_set1_ps(x); }
+static inline VF32 load_f32(const float* p) { return _mm512_loadu_ps(p); }
+static inline void store_f32(float* p, VF32 v) { _mm512_storeu_ps(p, v); }
+static inline VF32 fmadd_f32(VF32 a, VF32 b, VF32 c) { return _mm512_fmadd_ps(a, b, c); }
+static inline VF32 add_f32(VF32 a, VF32 b) { return _mm512_add_ps(a, b); }
+// The all-lanes masked forms: GCC 12's _mm512_min_ps/_mm512_max_ps warn (maybe-uninitialized).
+static inline VF32 min_f32(VF32 a, VF32 b) { return _mm512_maskz_min_ps(0xffff, a, b); }
+static inline VF32 max_f32(VF32 a, VF32 b) { return _mm512_maskz_max_ps(0xffff, a, b); }
+static inline MaskF32 first_lanes_f32(int n) {
+  return n <= 0 ? 0 : n >= kF32Lanes ? 0xffff : static_cast<MaskF32>((1u << n) - 1);
+}
+static inline VF32 load_f32(const float* p, MaskF32 m) { return _mm512_maskz_loadu_ps(m, p); }
+static inline void store_f32(float* p, VF32 v, MaskF32 m) { _mm512_mask_storeu_ps(p, m, v); }
 #else
 using VI32 = __m256i;
 inline constexpr int kI32Lanes = 8;
@@ -57,5 +78,22 @@ static inline VI32 dot4_u8i8(VI32 acc, VI32 a, VI32 b) {
   return _mm256_dpbusd_avx_epi32(acc, a, b);
 }
 #endif
+
+using VF32 = __m256;
+using MaskF32 = __m256i;
+inline constexpr int kF32Lanes = 8;
+static inline VF32 zero_f32() { return _mm256_setzero_ps(); }
+static inline VF32 splat_f32(float x) { return _mm256_set1_ps(x); }
+static inline VF32 load_f32(const float* p) { return _mm256_loadu_ps(p); }
+static inline void store_f32(float* p, VF32 v) { _mm256_storeu_ps(p, v); }
+static inline VF32 fmadd_f32(VF32 a, VF32 b, VF32 c) { return _mm256_fmadd_ps(a, b, c); }
+static inline VF32 add_f32(VF32 a, VF32 b) { return _mm256_add_ps(a, b); }
+static inline VF32 min_f32(VF32 a, VF32 b) { return _mm256_min_ps(a, b); }
+static inline VF32 max_f32(VF32 a, VF32 b) { return _mm256_max_ps(a, b); }
+static inline MaskF32 first_lanes_f32(int n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static inline VF32 load_f32(const float* p, MaskF32 m) { return _mm256_maskload_ps(p, m); }
+static inline void store_f32(float* p, VF32 v, MaskF32 m) { _mm256_maskstore_ps(p, m, v); }
 #endif
 }  // namespace minfer::cpu::MINFER_ISA_NS
