@@ -199,7 +199,14 @@ void check_op(const OpCase& c, const std::string& expected_kernel, std::mt19937&
   std::vector<Tensor> want = schema.reference(*node, tensors);
   REQUIRE(got[0].shape() == want[0].shape());
   if (dtype == DType::f32) {
-    test::require_close(got[0], want[0], kRtol, kAtol);
+    // Within 1e-6 of the output's largest magnitude absolutely: sums of many terms (a 1x1
+    // conv of 600 channels) that cancel to near 0 keep the rounding of their large terms, and
+    // a kernel's summation order (Eigen blocks by the CPU's cache sizes) moves it.
+    double scale = 0;
+    for (int64_t i = 0; i < want[0].numel(); ++i)
+      if (std::isfinite(want[0].data<float>()[i]))
+        scale = std::max(scale, std::abs(double(want[0].data<float>()[i])));
+    test::require_close(got[0], want[0], kRtol, std::max(kAtol, 1e-6 * scale));
   } else {
     REQUIRE(std::memcmp(got[0].raw(), want[0].raw(), got[0].nbytes()) == 0);
   }
