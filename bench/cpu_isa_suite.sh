@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The CPU kernels of every ISA level on a machine that has them (the GPU machine's host CPU is
+# an AVX-512 Xeon; the development machines may be AVX2-only): the CPU tests, each ISA level
+# capped in turn, and minfer against ONNX Runtime at each cap, in one run.
+#
+#   bash bench/cpu_isa_suite.sh pack MODEL.onnx...   # here, after a build (scripts/test.sh)
+#   bash bench/cpu_isa_suite.sh run                  # there, from the repository root
+#
+# `pack` gathers into .carry/ (git-ignored): minfer and minfer_tests, the non-system shared
+# libraries they link (stripped; the binaries also xz'd), an ONNX Runtime wheel for the other machine's Python (PyPI: `pip
+# download`; ORT_WHEEL_PYTHON, default 3.12) and the models made small by
+# bench/constant_weights.py (their weights rebuilt at load time; needs `onnx` here), plus
+# ResNet-18 and -50 exported by minfer itself. `run` prints the CPU, runs the CPU tests
+# (every ISA level the CPU has: the tests loop over them), installs the wheel into a temporary
+# folder, and runs bench/onnx_vs_ort.py at 1 and 2 threads (THREADS) once per ISA cap (ISAS,
+# default "avx2 native"). Logs and tables go to $OUT (or out/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+carry=.carry
+
+pack() {
+  rm -rf "$carry"
+  mkdir -p "$carry/bin" "$carry/lib" "$carry/wheels" "$carry/models"
+  cp build/minfer build/tests/minfer_tests "$carry/bin/"
+  ldd build/minfer build/tests/minfer_tests | awk '/=>/ {print $3}' | sort -u |
+    grep -E 'libprotobuf|libonnx|libgomp|libomp' | xargs -r -I{} cp -L {} "$carry/lib/"
+  # The working tree and what it carries travel within 64 MiB: the binaries go stripped and xz'd.
+  strip "$carry"/bin/* "$carry"/lib/*
+  xz -T0 "$carry"/bin/*
+  python3 -m pip download "onnxruntime==1.32.0" --no-deps --only-binary=:all: \
+    --python-version "${ORT_WHEEL_PYTHON:-3.12}" --platform manylinux_2_28_x86_64 \
+    -d "$carry/wheels" >/dev/null
+  for model in "$@"; do
+    python3 bench/constant_weights.py "$model" "$carry/models/$(basename "$model")"
+  done
+  for depth in 18 50; do
+    build/minfer export "resnet$depth" --opt-level 0 -o "$carry/models/resnet$depth.onnx" >/dev/null
+    python3 bench/constant_weights.py "$carry/models/resnet$depth.onnx" \
+      "$carry/models/resnet$depth.onnx"
+  done
+  du -sh "$carry"
+}
+
+run() {
+  local out=${OUT:-out}
+  mkdir -p "$out"
+  export LD_LIBRARY_PATH=$PWD/$carry/lib:${LD_LIBRARY_PATH:-}
+  { lscpu | grep -E 'Model name|^CPU\(s\)'
+    grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|amx_int8|avx512_fp16' /proc/cpuinfo |
+      sort -u | tr '\n' ' '; echo; } | tee "$out/cpu.txt"
+  xz -d -k -f "$carry"/bin/*.xz
+  local status=0
+  echo "=== CPU tests (each ISA level this CPU has)"
+  "$carry/bin/minfer_tests" "[cpu],[conv-gemm],[int8],[winograd],[ops],[passes],[zoo]" 2>&1 |
+    tee "$out/tests.log" | tail -4 || status=1
+  local site
+  site=$(mktemp -d)
+  python3 -m pip install --quiet --no-deps --no-index --target "$site" "$carry"/wheels/*.whl
+  export PYTHONPATH=$site:${PYTHONPATH:-}
+  for threads in ${THREADS:-1 2}; do
+    for isa in ${ISAS:-avx2 native}; do
+      echo "=== $threads threads, ISA ${isa}"
+      if [ "$isa" = native ]; then unset MINFER_ISA; else export MINFER_ISA=$isa; fi
+      python3 bench/onnx_vs_ort.py --minfer "$carry/bin/minfer" --threads "$threads" \
+        --rounds "${ROUNDS:-3}" --iterations "${ITERATIONS:-10}" "$carry"/models/*.onnx 2>&1 |
+        tee "$out/ort_${threads}t_${isa}.txt" || status=1
+    done
+  done
+  unset MINFER_ISA
+  return $status
+}
+
+case ${1:-} in
+  pack) shift; pack "$@" ;;
+  run) run ;;
+  *) echo "usage: bash bench/cpu_isa_suite.sh pack MODEL.onnx... | run" >&2; exit 2 ;;
+esac
