@@ -10,7 +10,7 @@
 # libraries they link (stripped; the binaries also xz'd), an ONNX Runtime wheel for the other machine's Python (PyPI: `pip
 # download`; ORT_WHEEL_PYTHON, default 3.12) and the models made small by
 # bench/constant_weights.py (their weights rebuilt at load time; needs `onnx` here), plus
-# ResNet-18 and -50 exported by minfer itself. `run` prints the CPU, runs the CPU tests
+# ResNet-18 and -50 exported by minfer itself, and the test data. `run` prints the CPU, runs the CPU tests
 # (every ISA level the CPU has: the tests loop over them), installs the wheel into a temporary
 # folder, and runs bench/onnx_vs_ort.py at 1 and 2 threads (THREADS) once per ISA cap (ISAS,
 # default "avx2 native"). Logs and tables go to $OUT (or out/).
@@ -38,6 +38,8 @@ pack() {
     python3 bench/constant_weights.py "$carry/models/resnet$depth.onnx" \
       "$carry/models/resnet$depth.onnx"
   done
+  # The test data (../shared/data, where present): the int8 accuracy and conformance tests.
+  [ -d ../shared/data ] && cp -r ../shared/data "$carry/data"
   du -sh "$carry"
 }
 
@@ -51,7 +53,9 @@ run() {
   xz -d -k -f "$carry"/bin/*.xz
   local status=0
   echo "=== CPU tests (each ISA level this CPU has)"
-  "$carry/bin/minfer_tests" "[cpu],[conv-gemm],[int8],[winograd],[ops],[passes],[zoo]" 2>&1 |
+  # (not the command-line tests: they look for the build folder's binary)
+  MINFER_DATA=$PWD/$carry/data "$carry/bin/minfer_tests" \
+    "[cpu]~[cli],[int8]~[cli],[winograd]~[cli],[ops]~[cli],[passes]~[cli],[zoo]~[cli]" 2>&1 |
     tee "$out/tests.log" | tail -4 || status=1
   local site
   site=$(mktemp -d)
