@@ -12,8 +12,10 @@
 # bench/constant_weights.py (their weights rebuilt at load time; needs `onnx` here), plus
 # ResNet-18 and -50 exported by minfer itself, and the test data. `run` prints the CPU, runs the CPU tests
 # (every ISA level the CPU has: the tests loop over them), installs the wheel into a temporary
-# folder, and runs bench/onnx_vs_ort.py at 1 and 2 threads (THREADS) once per ISA cap (ISAS,
-# default "avx2 native"). Logs and tables go to $OUT (or out/).
+# folder, and runs bench/onnx_vs_ort.py at 1 and 2 threads (THREADS) once per configuration
+# (CONFIGS: "native" or one VAR=value for minfer, e.g. MINFER_ISA=avx2 or
+# MINFER_CPU_CONV_GEMM_ALL=0; default "MINFER_ISA=avx2 native"). Logs and tables go to $OUT (or
+# out/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=.carry
@@ -62,15 +64,16 @@ run() {
   python3 -m pip install --quiet --no-deps --no-index --target "$site" "$carry"/wheels/*.whl
   export PYTHONPATH=$site:${PYTHONPATH:-}
   for threads in ${THREADS:-1 2}; do
-    for isa in ${ISAS:-avx2 native}; do
-      echo "=== $threads threads, ISA ${isa}"
-      if [ "$isa" = native ]; then unset MINFER_ISA; else export MINFER_ISA=$isa; fi
-      python3 bench/onnx_vs_ort.py --minfer "$carry/bin/minfer" --threads "$threads" \
-        --rounds "${ROUNDS:-3}" --iterations "${ITERATIONS:-10}" "$carry"/models/*.onnx 2>&1 |
-        tee "$out/ort_${threads}t_${isa}.txt" || status=1
+    for config in ${CONFIGS:-MINFER_ISA=avx2 native}; do
+      echo "=== $threads threads, $config"
+      local vars=()
+      [ "$config" != native ] && vars=("$config")
+      env "${vars[@]}" python3 bench/onnx_vs_ort.py --minfer "$carry/bin/minfer" \
+        --threads "$threads" --rounds "${ROUNDS:-3}" --iterations "${ITERATIONS:-10}" \
+        "$carry"/models/*.onnx 2>&1 | tee "$out/ort_${threads}t_${config//[^A-Za-z0-9]/_}.txt" ||
+        status=1
     done
   done
-  unset MINFER_ISA
   return $status
 }
 

@@ -133,8 +133,9 @@ void ConvKernel::prepare(PrepareContext& ctx) {
 
   // Where the output outweighs the arithmetic (small depths, large planes): ConvGemm on the
   // input itself (1x1) or on a row-major im2col tile (conv_gemm.h).
+  // (Where the tiles are wider than Eigen's AVX2, every conv; the deep ones pack X.)
   if (method_ != Method::Depthwise && weight_.defined() && has_any_isa() &&
-      ConvGemm::pays(k, p)) {
+      ConvGemm::pays(k, p, fp32_micro_kernels().isa)) {
     const int64_t groups = d.group, mg = d.mg;
     const float* w = weight_.data<float>();
     const f32::MicroKernels& tiles = fp32_micro_kernels();
@@ -179,9 +180,10 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   tap_offset_.clear();
   for (int64_t i = 0; i < d.kh; ++i)
     for (int64_t j = 0; j < d.kw; ++j) tap_offset_.push_back(i * d.dh * pad_w_ + j * d.dw);
-  const bool scratch = !packed_->empty() && !packed_im2col;
-  slice_floats_ =
-      col_floats_ + pad_floats_ + (scratch ? int64_t((*packed_)[0].scratch_floats()) : 0);
+  const int64_t scratch = !packed_->empty() && !packed_im2col ? (*packed_)[0].scratch_floats()
+                          : direct_                          ? (*direct_)[0].scratch_floats()
+                                                             : 0;
+  slice_floats_ = col_floats_ + pad_floats_ + round_up(scratch, 16);
   if (method_ == Method::Depthwise) {
     depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l,
                                               d.h, d.w, d.oh, d.ow);
@@ -387,7 +389,9 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
   // all of them, and its GEMM tile keeps every column (MobileNet v2's 7x7 expansion, 160 ->
   // 960 channels, 2 threads of a Zen 3: 0.149 -> 0.124 ms; with fewer channels than positions
   // it lost).
-  const bool split_rows = threads > 1 && method_ == Method::Gemm1x1 && !packed_->empty() &&
+  // ConvGemm splits them too, also on an im2col tile (each thread then writes its own copy).
+  const bool split_rows = threads > 1 &&
+                          ((method_ == Method::Gemm1x1 && !packed_->empty()) || direct_) &&
                           groups_total * tiles < threads && d.mg > p && d.mg >= 16 * threads;
   const int64_t row_parts = split_rows ? threads : 1;
   if (threads > 1 && groups_total * tiles < 8 * threads && !split_rows) {
@@ -399,12 +403,17 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
   }
   const int64_t units = groups_total * tiles * row_parts;
   // Tile boundaries on multiples of the micro-kernel's rows where tiles are large enough.
-  const int64_t align = direct_ ? 16 : p / tiles >= 4 * kTileAlign ? kTileAlign : 8;
+  // (ConvGemm's tile width where tiles hold several: a boundary rounded down to a wide tile
+  // could leave a thread no columns.)
+  const int64_t wide = direct_ ? (*direct_)[0].tile_columns() : kTileAlign;
+  const int64_t align = p / tiles >= 4 * wide ? wide : 8;
   auto boundary = [&](int64_t t) { return t == tiles ? p : p * t / tiles / align * align; };
 
-  // A row part's output channels of its group, [r0, r1): multiples of 4 (the packed panels).
+  // A row part's output channels of its group, [r0, r1): multiples of the packed panels' rows
+  // (4 for Eigen's, 6 for ConvGemm's).
+  const int64_t panel_rows = direct_ ? 6 : 4;
   auto row_boundary = [&](int64_t r) {
-    return r == row_parts ? d.mg : d.mg * r / row_parts / 4 * 4;
+    return r == row_parts ? d.mg : d.mg * r / row_parts / panel_rows * panel_rows;
   };
   auto locate = [&](int64_t u, int64_t& n, int64_t& g, int64_t& p0, int64_t& np, int64_t& r0,
                     int64_t& r1) {
@@ -433,7 +442,7 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
       if (direct_) {  // the epilogue in ConvGemm's registers, on X itself or an im2col tile
         if (col) im2col(x, 0, k, p0, np, col);
         (*direct_)[g].run(col ? col : x + p0, col ? np : p, np, op.b ? op.b + m0 : nullptr,
-                          op.z ? op.z + offset : nullptr, y, p, act_);
+                          op.z ? op.z + offset : nullptr, y, p, act_, scratch, r0, r1);
         continue;
       }
       // Output channels [m0 + r0, m0 + r1) of the group: all of them unless split_rows.

@@ -24,28 +24,47 @@ ConvGemm::ConvGemm(const float* w, int64_t m, int64_t k, const f32::MicroKernels
   const int64_t panels = (m + kMr - 1) / kMr;
   const size_t floats = std::max<size_t>(size_t(panels * kMr * k), 16);
   data_.reset(static_cast<float*>(::operator new[](floats * sizeof(float), kAlign)));
+  // By depth blocks of kPackDepth, then panels (one block when k <= kMaxDepth): the panels the
+  // packed path reads for one block lie together.
   float* dst = data_.get();
-  for (int64_t r0 = 0; r0 < m; r0 += kMr) {
-    const int64_t rows = std::min(kMr, m - r0);
-    for (int64_t s = 0; s < k; ++s, dst += kMr) {
-      for (int64_t i = 0; i < rows; ++i) dst[i] = w[(r0 + i) * k + s];
-      std::fill(dst + rows, dst + kMr, 0.f);
+  for (int64_t k0 = 0; k0 < k; k0 += kPackDepth)
+    for (int64_t r0 = 0; r0 < m; r0 += kMr) {
+      const int64_t rows = std::min(kMr, m - r0);
+      for (int64_t s = k0; s < std::min(k, k0 + kPackDepth); ++s, dst += kMr) {
+        for (int64_t i = 0; i < rows; ++i) dst[i] = w[(r0 + i) * k + s];
+        std::fill(dst + rows, dst + kMr, 0.f);
+      }
     }
-  }
 }
 
 size_t ConvGemm::packed_bytes() const {
   return size_t((m_ + kMr - 1) / kMr * kMr * k_) * sizeof(float);
 }
 
-bool ConvGemm::pays(int64_t k, int64_t cols) {
-  const char* v = std::getenv("MINFER_CPU_CONV_GEMM");
-  if (v && std::string(v) == "0") return false;
-  return k <= kMaxDepth && cols >= kMinColumns;
+bool ConvGemm::pays(int64_t k, int64_t cols, Isa isa) {
+  const char* off = std::getenv("MINFER_CPU_CONV_GEMM");
+  if (off && std::string(off) == "0") return false;
+  if (k <= kMaxDepth && cols >= kMinColumns) return true;
+  const char* all = std::getenv("MINFER_CPU_CONV_GEMM_ALL");
+  if (all && *all) return std::string(all) != "0";
+  return isa >= Isa::avx512;
 }
 
 void ConvGemm::run(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,
-                   float* y, int64_t ldy, const Activation& act) const {
+                   float* y, int64_t ldy, const Activation& act, float* scratch, int64_t r0,
+                   int64_t r1) const {
+  if (r1 < 0) r1 = m_;
+  if (packs()) {
+    check(scratch != nullptr, ErrorCode::Internal, "a deep ConvGemm needs its packing scratch");
+    run_packed(x, ldx, cols, bias, z, y, ldy, act, scratch, r0, r1);
+  } else {
+    run_rows(x, ldx, cols, bias, z, y, ldy, act, r0, r1);
+  }
+}
+
+void ConvGemm::run_rows(const float* x, int64_t ldx, int64_t cols, const float* bias,
+                        const float* z, float* y, int64_t ldy, const Activation& act, int64_t r0,
+                        int64_t r1) const {
   const bool clamp = act.enabled && act.is_clamp();
   const bool smooth = act.enabled && !act.is_clamp();
   // Blocks of columns whose K x nc block of X (32 KB at most) stays in cache while every row
@@ -55,18 +74,57 @@ void ConvGemm::run(const float* x, int64_t ldx, int64_t cols, const float* bias,
   const int64_t nc = std::clamp<int64_t>(8192 / std::max<int64_t>(k_, 1) / nr * nr, nr, 512);
   for (int64_t c0 = 0; c0 < cols; c0 += nc) {
     const int64_t c1 = std::min(cols, c0 + nc);
-    for (int64_t r0 = 0; r0 < m_; r0 += kMr) {
-      const float* wp = data_.get() + r0 * k_;
-      for (int64_t q0 = c0; q0 < c1; q0 += nr) {
-        const f32::ConvTileOut o{bias ? bias + r0 : nullptr, z ? z + r0 * ldy + q0 : nullptr,
-                                 y + r0 * ldy + q0,          ldy,
-                                 std::min(kMr, m_ - r0),     std::min(nr, c1 - q0)};
-        tiles_->conv_tile(k_, wp, x + q0, ldx, o, clamp, act.lo, act.hi);
-      }
+    for (int64_t i0 = r0; i0 < r1; i0 += kMr) {
+      const f32::ConvTileOut o{bias ? bias + i0 : nullptr, z ? z + i0 * ldy + c0 : nullptr,
+                               y + i0 * ldy + c0,          ldy,
+                               std::min(kMr, r1 - i0),     c1 - c0};
+      tiles_->conv_rows(k_, data_.get() + i0 * k_, x + c0, ldx, nr, o, clamp, act.lo, act.hi);
       // A smooth activation over the panel's rows of the block while they are in L1 (one
       // call per row: per tile, the calls cost as much as the exponentials).
       if (smooth)
-        for (int64_t i = r0; i < std::min(m_, r0 + kMr); ++i) act.apply(y + i * ldy + c0, c1 - c0);
+        for (int64_t i = i0; i < std::min(r1, i0 + kMr); ++i) act.apply(y + i * ldy + c0, c1 - c0);
+    }
+  }
+}
+
+void ConvGemm::run_packed(const float* x, int64_t ldx, int64_t cols, const float* bias,
+                          const float* z, float* y, int64_t ldy, const Activation& act,
+                          float* scratch, int64_t r0, int64_t r1) const {
+  const bool clamp = act.enabled && act.is_clamp();
+  const bool smooth = act.enabled && !act.is_clamp();
+  const int64_t nr = tiles_->nr, padded_rows = (m_ + kMr - 1) / kMr * kMr;
+  for (int64_t c0 = 0; c0 < cols; c0 += kPackColumns) {
+    const int64_t n = std::min(kPackColumns, cols - c0);
+    for (int64_t k0 = 0; k0 < k_; k0 += kPackDepth) {
+      const int64_t kb = std::min(kPackDepth, k_ - k0);
+      const bool first = k0 == 0, last = k0 + kb == k_;
+      // X [k0, k0 + kb) x [c0, c0 + n) into panels of nr columns, k-major, zero past n.
+      for (int64_t q0 = 0; q0 < n; q0 += nr) {
+        const int64_t w = std::min(nr, n - q0);
+        float* dst = scratch + q0 * kb;
+        const float* src = x + k0 * ldx + c0 + q0;
+        for (int64_t kk = 0; kk < kb; ++kk, dst += nr, src += ldx) {
+          std::copy_n(src, w, dst);
+          std::fill(dst + w, dst + nr, 0.f);
+        }
+      }
+      // The first block starts from bias and residual, the later ones from Y so far; the clamp
+      // and the smooth activation come with the last.
+      for (int64_t i0 = r0; i0 < r1; i0 += kMr) {
+        float* yt = y + i0 * ldy + c0;
+        const f32::ConvTileOut o{first && bias ? bias + i0 : nullptr,
+                                 !first ? yt
+                                 : z    ? z + i0 * ldy + c0
+                                        : nullptr,
+                                 yt,
+                                 ldy,
+                                 std::min(kMr, r1 - i0),
+                                 n};
+        tiles_->conv_rows(kb, data_.get() + k0 * padded_rows + i0 * kb, scratch, nr, kb * nr, o,
+                          clamp && last, act.lo, act.hi);
+        if (smooth && last)
+          for (int64_t i = i0; i < std::min(r1, i0 + kMr); ++i) act.apply(y + i * ldy + c0, n);
+      }
     }
   }
 }

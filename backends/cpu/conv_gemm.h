@@ -35,25 +35,47 @@ class ConvGemm {
   Isa isa() const { return tiles_->isa; }
   size_t packed_bytes() const;
 
-  // Y columns [0, cols): X [k, cols] (row stride ldx), Y and Z [m, cols] (row stride ldy; Z
-  // may be null, as may B).
-  void run(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,
-           float* y, int64_t ldy, const Activation& act) const;
+  // Y columns [0, cols), rows [r0, r1) (r0 a multiple of 6; r1 < 0 = all): X [k, cols] (row
+  // stride ldx), Y and Z [m, cols] (row stride ldy, pointing at row 0; Z may be null, as may
+  // B). When packs(), `scratch` holds scratch_floats() floats.
+  void run(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z, float* y,
+           int64_t ldy, const Activation& act, float* scratch = nullptr, int64_t r0 = 0,
+           int64_t r1 = -1) const;
 
-  // Whether this path beats the Eigen one for a product of this depth and width: measured on
-  // 1x1 convs (Zen 3, 1 thread), it won by 3-29% from K = 16 to 192 on planes of 28x28 and
-  // more, and lost by up to 24% at K >= 256 or on 14x14 and 7x7 planes (where X's K rows are
-  // many streams for few columns). MINFER_CPU_CONV_GEMM=0 turns it off (A/B benchmarks).
+  // Deep products (k > kMaxDepth) do not read X in place: K rows are too many streams. They
+  // pack X by blocks of kPackDepth rows x kPackColumns columns into the tiles' column panels
+  // (one block in L2, one panel in L1 while every row panel of W passes over it), accumulate Y
+  // block by block, and apply the epilogue with the last block.
+  static constexpr int64_t kPackDepth = 256, kPackColumns = 128;
+  bool packs() const { return k_ > kMaxDepth; }
+  size_t scratch_floats() const { return packs() ? size_t(kPackDepth * kPackColumns) : 0; }
+  int64_t tile_columns() const { return tiles_->nr; }
+
+  // Whether this path beats the Eigen one for a product of this depth and width on the tiles
+  // of `isa`. Measured on 1x1 convs (Zen 3, 1 thread, AVX2), it won by 3-29% from K = 16 to
+  // 192 on planes of 28x28 and more, and lost by up to 24% at K >= 256 or on 14x14 and 7x7
+  // planes (where X's K rows are many streams for few columns); packing X for the deep ones
+  // still lost by 13-17% on ResNet-50's 1x1 convs. Where the tiles are wider than the AVX2
+  // that Eigen is built for (AVX-512), it takes every product. MINFER_CPU_CONV_GEMM=0 turns it
+  // off, MINFER_CPU_CONV_GEMM_ALL=1 (or 0) forces (or forbids) the wide rule (A/B benchmarks).
   static constexpr int64_t kMaxDepth = 192, kMinColumns = 784;
-  static bool pays(int64_t k, int64_t cols);
+  static bool pays(int64_t k, int64_t cols, Isa isa);
 
  private:
+  void run_rows(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,
+                float* y, int64_t ldy, const Activation& act, int64_t r0, int64_t r1) const;
+  void run_packed(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,
+                  float* y, int64_t ldy, const Activation& act, float* scratch, int64_t r0,
+                  int64_t r1) const;
+
   int64_t m_ = 0, k_ = 0;
   const f32::MicroKernels* tiles_ = nullptr;
   struct AlignedFree {
     void operator()(float* p) const;
   };
-  // Panel r (rows 6r..6r+5, zero past m): k steps of 6 floats, at r * k * 6.
+  // By depth blocks of kPackDepth rows (one when k <= kMaxDepth), then panels of 6 rows (zero
+  // past m): in block k0 of depth kb, panel r's kb steps of 6 floats are at k0 * m6 + r * 6 * kb
+  // (m6 = m rounded up to 6).
   std::unique_ptr<float[], AlignedFree> data_;
 };
 

@@ -35,17 +35,19 @@ struct MicroKernels {
 
 namespace minfer::cpu::f32 {
 
-// The output of one ConvGemm tile: rows x cols of Y with the epilogue's inputs at its corner.
+// The output of a row panel of ConvGemm: rows x cols of Y with the epilogue's inputs at its
+// corner.
 struct ConvTileOut {
   const float* bias;  // null = none; one per row
   const float* z;     // null = none; row stride ldy like y
   float* y;
   int64_t ldy;
-  int64_t rows, cols;  // the valid part of the tile (rows <= mr, cols <= nr)
+  int64_t rows, cols;  // rows <= mr; any number of columns
 };
-// Y tile = clamp?(W panel (k steps of mr floats) * X [k, cols] (row stride ldx) + bias + z):
-// X and Y are read and written only within o.cols columns.
-using ConvTile = void (*)(int64_t k, const float* wp, const float* x, int64_t ldx,
+// Y = clamp?(W panel (k steps of mr floats) * X + bias + z) over o.cols columns, in tiles of nr
+// columns: tile t reads X [k, <= nr] at x + t * x_step (row stride ldx). X and Y are read and
+// written only within o.cols columns.
+using ConvRows = void (*)(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t x_step,
                           const ConvTileOut& o, bool clamp, float lo, float hi);
 // C tile [rows <= mr, cols <= nr] (= when first, += otherwise; + bias[j] when bias) = A's rows
 // (row r at a + r * lda, read in place) times kc steps of packed B: per step 16 floats at bp
@@ -60,7 +62,7 @@ struct MicroKernels {
   Isa isa;
   int mr;  // rows per tile (6)
   int nr;  // columns per tile: 2 vectors (16 or 32)
-  ConvTile conv_tile;
+  ConvRows conv_rows;
   RhsTile rhs_tile;
 };
 
