@@ -222,7 +222,8 @@ void ConvKernel::run(RunContext& ctx) const {
 }
 
 std::string ConvKernel::variant() const {
-  if (method_ == Method::Winograd) return "winograd";
+  if (method_ == Method::Winograd)  // "winograd <isa>" where its products run on ConvGemm's tiles
+    return winograd_.gemm_isa() ? std::string("winograd ") + winograd_.gemm_isa() : "winograd";
   // ConvGemm's tiles say their ISA level (the other paths are Eigen's, built for the baseline).
   return direct_ && !direct_->empty() ? std::string("direct ") + isa_name((*direct_)[0].isa())
                                       : std::string();

@@ -82,11 +82,9 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
                                     kAlignCols * kAlignCols);
   ld_ = round_up(block_, kLanes);
   const int64_t m = s.m, c = s.c, block = block_;
-  u_ = ctx.share<std::vector<PackedWeights>>(
-      "cpu.conv.winograd.block" + std::to_string(block),
-      size_t(kPoints) * size_t(m) * size_t(c) * sizeof(float), [&] {
-        // U = G g G^T per (output, input) channel pair, in double, stored as 36 [M, C].
-        std::vector<float> u(size_t(kPoints) * size_t(m * c));
+  // U = G g G^T per (output, input) channel pair, in double, stored as 36 [M, C].
+  auto transform_weights = [&] {
+    std::vector<float> u(size_t(kPoints) * size_t(m * c));
         for (int64_t oc = 0; oc < m; ++oc)
           for (int64_t ic = 0; ic < c; ++ic) {
             const float* g = weights + (oc * c + ic) * 9;
@@ -100,15 +98,39 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
                 u[size_t(i * kIn + j) * size_t(m * c) + size_t(oc * c + ic)] = float(v);
               }
           }
-        auto packs = std::make_shared<std::vector<PackedWeights>>();
-        packs->reserve(kPoints);
-        for (int p = 0; p < kPoints; ++p)
-          packs->emplace_back(u.data() + size_t(p) * size_t(m * c), m, c, c, block);
-        return packs;
-      });
+    return u;
+  };
+  const size_t bytes = size_t(kPoints) * size_t(m) * size_t(c) * sizeof(float);
+  int64_t scratch = 0;
+  if (has_any_isa() && ConvGemm::pays(c, 0, fp32_micro_kernels().isa)) {
+    const f32::MicroKernels& tiles = fp32_micro_kernels();
+    u_.reset();
+    u_direct_ = ctx.share<std::vector<ConvGemm>>(
+        std::string("cpu.conv.winograd.direct.") + isa_name(tiles.isa), bytes, [&] {
+          const std::vector<float> u = transform_weights();
+          auto gemms = std::make_shared<std::vector<ConvGemm>>();
+          gemms->reserve(kPoints);
+          for (int p = 0; p < kPoints; ++p)
+            gemms->emplace_back(u.data() + size_t(p) * size_t(m * c), m, c, tiles);
+          return gemms;
+        });
+    scratch = int64_t((*u_direct_)[0].scratch_floats());
+  } else {
+    u_direct_.reset();
+    u_ = ctx.share<std::vector<PackedWeights>>(
+        "cpu.conv.winograd.block" + std::to_string(block), bytes, [&] {
+          const std::vector<float> u = transform_weights();
+          auto packs = std::make_shared<std::vector<PackedWeights>>();
+          packs->reserve(kPoints);
+          for (int p = 0; p < kPoints; ++p)
+            packs->emplace_back(u.data() + size_t(p) * size_t(m * c), m, c, c, block);
+          return packs;
+        });
+    scratch = int64_t((*u_)[0].scratch_floats());
+  }
   v_floats_ = round_up(kPoints * c * ld_, 16);
   m_floats_ = round_up(kPoints * m * ld_, 16);
-  slice_floats_ = v_floats_ + m_floats_ + int64_t((*u_)[0].scratch_floats());
+  slice_floats_ = v_floats_ + m_floats_ + round_up(scratch, 16);
   return slice_floats_;
 }
 
@@ -245,8 +267,10 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
         parts = p;
         break;
       }
-  // Channel boundaries on multiples of 4 (PackedWeights::multiply's panels of rows).
-  auto channel = [&](int64_t i) { return i == parts ? s_.m : s_.m * i / parts / 4 * 4; };
+  // Channel boundaries on multiples of the packed panels' rows (4 for Eigen's, 6 for ConvGemm's).
+  const int64_t panel = u_direct_ ? 6 : 4;
+  auto channel = [&](int64_t i) { return i == parts ? s_.m : s_.m * i / parts / panel * panel; };
+  const Activation none;
   const int64_t units = ceil_div(total, cols) * parts;
   parallel_region(threads, [&](int tid, int nt) {
     float* v = workspace + tid * slice_floats_;
@@ -260,8 +284,13 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
       if (block != transformed) transform_input(x, t0, n, v), transformed = block;
       for (int p = 0; p < kPoints; ++p) {
         float* prod = mo + p * s_.m * ld_;
+        const float* vp = v + p * s_.c * ld_;
+        if (u_direct_) {
+          (*u_direct_)[p].run(vp, ld_, n, nullptr, nullptr, prod, ld_, none, scratch, m0, m1);
+          continue;
+        }
         std::fill(prod + m0 * ld_, prod + m1 * ld_, 0.f);  // the GEMM accumulates
-        (*u_)[p].multiply(m0, m1, v + p * s_.c * ld_, ld_, n, prod, ld_, scratch);
+        (*u_)[p].multiply(m0, m1, vp, ld_, n, prod, ld_, scratch);
       }
       transform_output(mo, t0, n, m0, m1, b, z, y, act);
     }

@@ -16,6 +16,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/packed_gemm.h"
 #include "minfer/kernel.h"
@@ -51,6 +52,8 @@ class WinogradConv {
   // plans) and returns the workspace floats that one thread needs (a multiple of 16).
   int64_t prepare(PrepareContext& ctx, const WinogradShape& s, const float* weights);
   // y = act(conv(x) + b + z); b and z may be null. workspace: threads x prepare()'s floats.
+  // The ISA level of the products' tiles when they run on ConvGemm's, else null.
+  const char* gemm_isa() const { return u_direct_ ? isa_name((*u_direct_)[0].isa()) : nullptr; }
   void run(const float* x, const float* b, const float* z, float* y, const Activation& act,
            float* workspace, int threads) const;
 
@@ -73,7 +76,10 @@ class WinogradConv {
   int64_t block_ = 0;                // tiles per GEMM block (the packing's max columns)
   int64_t ld_ = 0;                   // row stride of the transformed blocks (block_, by 8)
   int64_t v_floats_ = 0, m_floats_ = 0, slice_floats_ = 0;  // per-thread workspace
-  std::shared_ptr<const std::vector<PackedWeights>> u_;      // 36 matrices [M, C]
+  // The 36 matrices U [M, C], packed for Eigen's GEMM, or for ConvGemm where its tiles are
+  // wider than Eigen's AVX2 (ConvGemm::pays): one of the two is non-empty.
+  std::shared_ptr<const std::vector<PackedWeights>> u_;
+  std::shared_ptr<const std::vector<ConvGemm>> u_direct_;
 };
 
 }  // namespace minfer::cpu
