@@ -1,10 +1,11 @@
-// The product of a conv's constant weights with an unpacked activation block, the whole
-// epilogue applied in registers:
+// The product of a conv's constant weights with an activation block, the whole epilogue
+// applied in registers:
 //
 //   Y[m, q] = act(W[m, :] . X[:, q] + B[m] + Z[m, q])        (W [M, K]; X [K, cols] row-major)
 //
-// X is read where it lies (a 1x1 conv's input planes, or a row-major im2col block), so nothing
-// but the weights is packed, and Y is written once. The Eigen path (packed_gemm.h) pre-fills Y
+// For K <= 192, X is read where it lies (a 1x1 conv's input planes, or a row-major im2col
+// block), so nothing but the weights is packed, and Y is written once; deeper products pack X
+// by blocks (packs(), below). The Eigen path (packed_gemm.h) pre-fills Y
 // with the bias, accumulates onto it and clamps it afterwards: three passes over an output
 // that, for the small depths of MobileNet's expansion layers (K = 16..32, 96..192 channels of
 // 112x112 or 56x56), costs more than the arithmetic.
