@@ -66,7 +66,8 @@ void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, 
     for (int64_t r0 = 0; r0 < m; r0 += kMr) {
       for (int64_t p = p0; p < p1; p += per_tile) {
         const int64_t pj = p * kNr, cols = std::min({int64_t{tiles.nr}, (p1 - p) * kNr, n - pj});
-        // The next panel of this depth block, when the tile covers two (else unread).
+        // The next panel of this depth block when the tile covers two (else 0: the same panel
+        // again on zmm, its columns not stored).
         const int64_t next_panel = cols > kNr ? kc * kNr : 0;
         tiles.rhs_tile(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n), next_panel,
                        c + r0 * ldc + pj, ldc, std::min(kMr, m - r0), cols, k0 == 0,
