@@ -412,7 +412,7 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
 
   // A row part's output channels of its group, [r0, r1): multiples of the packed panels' rows
   // (4 for Eigen's, 6 for ConvGemm's).
-  const int64_t panel_rows = direct_ ? 6 : 4;
+  const int64_t panel_rows = direct_ ? ConvGemm::kPanelRows : 4;
   auto row_boundary = [&](int64_t r) {
     return r == row_parts ? d.mg : d.mg * r / row_parts / panel_rows * panel_rows;
   };

@@ -11,7 +11,7 @@ namespace minfer::cpu {
 
 namespace {
 
-constexpr int64_t kMr = 6;  // the rows of a tile (f32::MicroKernels::mr on every level)
+constexpr int64_t kMr = ConvGemm::kPanelRows;
 constexpr std::align_val_t kAlign{64};
 
 }  // namespace

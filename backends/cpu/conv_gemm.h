@@ -31,6 +31,10 @@ class ConvGemm {
   ConvGemm(const float* w, int64_t m, int64_t k,
            const f32::MicroKernels& tiles = fp32_micro_kernels());
 
+  // The rows of W's packed panels and of a tile (f32::MicroKernels::mr on every level): a
+  // caller splitting the rows over threads cuts them at multiples of it.
+  static constexpr int64_t kPanelRows = 6;
+
   int64_t rows() const { return m_; }
   int64_t depth() const { return k_; }
   Isa isa() const { return tiles_->isa; }
@@ -61,6 +65,8 @@ class ConvGemm {
   // off, MINFER_CPU_CONV_GEMM_ALL=1 (or 0) forces (or forbids) the wide rule (A/B benchmarks).
   static constexpr int64_t kMaxDepth = 192, kMinColumns = 784;
   static bool pays(int64_t k, int64_t cols, Isa isa);
+  // The wide rule alone (products whose width is not a plane's, e.g. Winograd's).
+  static bool pays_wide(Isa isa) { return pays(kMaxDepth + 1, 0, isa); }
 
  private:
   void run_rows(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,

@@ -102,7 +102,7 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
   };
   const size_t bytes = size_t(kPoints) * size_t(m) * size_t(c) * sizeof(float);
   int64_t scratch = 0;
-  if (has_any_isa() && ConvGemm::pays(c, 0, fp32_micro_kernels().isa)) {
+  if (has_any_isa() && ConvGemm::pays_wide(fp32_micro_kernels().isa)) {
     const f32::MicroKernels& tiles = fp32_micro_kernels();
     u_.reset();
     u_direct_ = ctx.share<std::vector<ConvGemm>>(
@@ -268,7 +268,7 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
         break;
       }
   // Channel boundaries on multiples of the packed panels' rows (4 for Eigen's, 6 for ConvGemm's).
-  const int64_t panel = u_direct_ ? 6 : 4;
+  const int64_t panel = u_direct_ ? ConvGemm::kPanelRows : 4;
   auto channel = [&](int64_t i) { return i == parts ? s_.m : s_.m * i / parts / panel * panel; };
   const Activation none;
   const int64_t units = ceil_div(total, cols) * parts;
