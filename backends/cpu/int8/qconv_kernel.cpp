@@ -144,9 +144,12 @@ const int8_t* QConvKernel::im2col_row(const int8_t* x, int64_t p, int64_t g, int
       // The taps of one kernel row are adjacent pixels of all channels: one copy.
       const int64_t kx0 = std::clamp<int64_t>(-ix0, 0, d_.kw);
       const int64_t kx1 = std::clamp<int64_t>(d_.w - ix0, kx0, d_.kw);
-      std::memset(row, x_zero_point_, kx0 * d_.cg);
+      // Padding only at the edges: on a stem's short rows (7 taps of 3 channels) the calls with
+      // nothing to set cost as much as the copy (ResNet-18 int8, 1 thread, Zen 3: 3-4 % of
+      // the run).
+      if (kx0 > 0) std::memset(row, x_zero_point_, kx0 * d_.cg);
       std::memcpy(row + kx0 * d_.cg, image + (iy * d_.w + ix0 + kx0) * d_.c, (kx1 - kx0) * d_.c);
-      std::memset(row + kx1 * d_.cg, x_zero_point_, (d_.kw - kx1) * d_.cg);
+      if (kx1 < d_.kw) std::memset(row + kx1 * d_.cg, x_zero_point_, (d_.kw - kx1) * d_.cg);
       continue;
     }
     for (int64_t kx = 0; kx < d_.kw; ++kx) {
