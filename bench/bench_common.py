@@ -17,9 +17,12 @@ def minfer_latency(exe, model, batch, threads, iterations, extra_args=(), env=No
     return json.loads(out)["latency_ms"]["p50"]
 
 
-def ort_session(path, threads):
-    """ONNX Runtime as the peer: CPU, all graph optimizations, `threads` intra-op threads."""
+def ort_session(path, threads, config=None):
+    """ONNX Runtime as the peer: CPU, all graph optimizations, `threads` intra-op threads
+    (and the session config entries in `config`)."""
     so = ort.SessionOptions()
+    for key, value in (config or {}).items():
+        so.add_session_config_entry(key, value)
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

@@ -10,6 +10,14 @@ after 2 warm-up runs) and ONNX Runtime (all graph optimizations, `threads` intra
 median of `iterations` runs after a warm-up run), interleaved so that machine noise hits both
 alike; prints the fastest round's medians and ORT / minfer (below 1: minfer is slower).
 Needs `pip install onnxruntime numpy` (minfer itself never does).
+
+--paired runs minfer in this process too (its Python package: e.g. the .venv that
+scripts/test.sh makes, which also has onnxruntime) and pairs the engines run by run: each round
+times `iterations` runs of one engine then of the other (the first run of each batch dropped:
+it pays for the other engine's threads still spinning), alternating which goes first, and the
+ratio is taken within the round. On a shared machine whose speed drifts between seconds (a
+cloud VM), the median of those per-round ratios moves far less than ratios of separately
+timed medians; it is printed with its quartiles and the share of rounds minfer won.
 """
 import argparse
 import json
@@ -42,6 +50,39 @@ def minfer_median_ms(exe, path, feeds, threads, iterations):
     return json.loads(out.stdout)["latency_ms"]["p50"]
 
 
+def batch_median_ms(run, iterations):
+    """Median ms of `iterations` back-to-back runs after one untimed run."""
+    run()
+    times = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        run()
+        times.append((time.perf_counter() - t0) * 1000)
+    return float(np.median(times))
+
+
+def paired(path, feeds, threads, rounds, iterations):
+    """Per-round (minfer ms, ORT ms), the engines timed back to back within each round."""
+    import minfer  # the Python package; only this mode needs it
+    mf = minfer.Session(path, threads=threads)
+    # ORT's pool spins after a run until it has work again, i.e. through minfer's next batch
+    # (minfer measured 1.7x slower beside it); this option stops it when each run ends.
+    session = ort_session(path, threads, {"session.force_spinning_stop": "1"})
+    run_minfer = lambda: mf.run(feeds)
+    run_ort = lambda: session.run(None, feeds)
+    pairs = []
+    for r in range(rounds):
+        if r % 2 == 0:
+            m = batch_median_ms(run_minfer, iterations)
+            o = batch_median_ms(run_ort, iterations)
+        else:
+            o = batch_median_ms(run_ort, iterations)
+            m = batch_median_ms(run_minfer, iterations)
+        pairs.append((m, o))
+    mf.close()
+    return pairs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="+", help="ONNX files")
@@ -49,20 +90,36 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--paired", action="store_true",
+                    help="minfer in this process, paired with ORT round by round (see above)")
     args = ap.parse_args()
-    print(f"{'model':<28} {'minfer ms':>10} {'ORT ms':>10} {'ORT/minfer':>10}  "
-          f"(threads {args.threads}, onnxruntime {ort.__version__})")
+    if args.paired:
+        print(f"{'model':<28} {'minfer ms':>10} {'ORT ms':>10} {'ORT/minfer':>10} "
+              f"{'quartiles':>13} {'won':>5}  (threads {args.threads}, onnxruntime "
+              f"{ort.__version__}, {args.rounds} paired rounds of {args.iterations} runs; "
+              f"medians)")
+    else:
+        print(f"{'model':<28} {'minfer ms':>10} {'ORT ms':>10} {'ORT/minfer':>10}  "
+              f"(threads {args.threads}, onnxruntime {ort.__version__})")
     for path in args.models:
         session = ort_session(path, args.threads)
         rng = np.random.default_rng(0)
         feeds = {i.name: rng.random([d if isinstance(d, int) else 1 for d in i.shape],
                                     dtype=np.float32)
                  for i in session.get_inputs()}
+        name = os.path.splitext(os.path.basename(path))[0]
+        if args.paired:
+            pairs = paired(path, feeds, args.threads, args.rounds, args.iterations)
+            ratios = np.array([o / m for m, o in pairs])
+            q1, q3 = np.percentile(ratios, [25, 75])
+            print(f"{name:<28} {np.median([m for m, _ in pairs]):>10.2f} "
+                  f"{np.median([o for _, o in pairs]):>10.2f} {np.median(ratios):>10.2f} "
+                  f"{q1:>6.2f}-{q3:<6.2f} {np.mean(ratios > 1):>5.0%}", flush=True)
+            continue
         mins, orts = [], []
         for _ in range(args.rounds):
             mins.append(minfer_median_ms(args.minfer, path, feeds, args.threads, args.iterations))
             orts.append(ort_median_ms(session, feeds, args.iterations))
-        name = os.path.splitext(os.path.basename(path))[0]
         print(f"{name:<28} {min(mins):>10.2f} {min(orts):>10.2f} {min(orts) / min(mins):>10.2f}",
               flush=True)
 
