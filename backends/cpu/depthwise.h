@@ -2,7 +2,8 @@
 // before each dimension): one channel plane at a time, copied once into a zero-padded
 // scratch plane (for stride 2, split into its even and odd columns), so that every output row
 // is a sum of K * K shifted rows with no bounds checks, vectorized across the row and written
-// once, with the bias, residual and clamp applied in registers. ConvKernel
+// once, with the bias, residual and clamp applied in registers (3x3: two output rows at a time,
+// sharing their input rows' loads). ConvKernel
 // uses them on output planes larger than 32x32; smaller ones, whose short rows leave these
 // kernels mostly scalar tails and copies, take depthwise_channels.h (8 channels per vector).
 // Other geometries take ConvKernel's general depthwise loop.

@@ -223,7 +223,7 @@ Tensor run_channels(const DwCase& c, const Inputs& in) {
 // weight kind cycle over the cases so that each meets many geometries.
 std::vector<DwCase> all_cases() {
   const int64_t channels[] = {1, 7, 8, 9, 24, 33};
-  const int64_t planes[][2] = {{1, 1}, {2, 3}, {7, 7}, {14, 14}, {15, 13}, {28, 28}};
+  const int64_t planes[][2] = {{1, 1}, {2, 3}, {7, 7}, {14, 14}, {15, 13}, {28, 28}, {40, 37}};
   std::vector<DwCase> cases;
   int i = 0;
   for (int64_t k : {3, 5})
