@@ -72,6 +72,37 @@ struct Layout {
   size_t floats() const { return window + sums + offsets; }
 };
 
+// Output pixels per step. At stride 1, 4 neighbouring 3x3 sums (2 for 5x5, whose weights do
+// not fit the registers) load each window pixel of their rows once, not once per FMA: 1.04-1.12x
+// faster on a Zen 3 (MobileNet v2's and EfficientNet-B0's planes). At stride 2 they share
+// fewer pixels, and that measured 6-7 % slower than one at a time.
+template <int K, int S>
+constexpr int kPixels = S == 1 ? (K == 3 ? 4 : 2) : 1;
+
+// Output pixels c .. c + Px - 1 of a row (p: the window at pixel c's first tap; wp: the
+// window's row length in pixels), each summing its taps in the same order as alone.
+template <int K, int S, int Px>
+__attribute__((always_inline)) inline void pixels_out(const float* p, int64_t wp, const Vec8* w,
+                                                      Vec8 bias, float* o) {
+  Vec8 acc[Px];
+#pragma GCC unroll 4
+  for (int x = 0; x < Px; ++x) acc[x] = bias;
+#pragma GCC unroll 5
+  for (int i = 0; i < K; ++i)
+#pragma GCC unroll 16
+    for (int u = 0; u < (Px - 1) * S + K; ++u) {  // the window columns these pixels read
+      Vec8 v;
+      std::memcpy(&v, p + (i * wp + u) * L, sizeof v);
+#pragma GCC unroll 4
+      for (int x = 0; x < Px; ++x) {
+        const int j = u - S * x;  // the tap column that window column u is for pixel x
+        if (j >= 0 && j < K) acc[x] += w[i * K + j] * v;
+      }
+    }
+#pragma GCC unroll 4
+  for (int x = 0; x < Px; ++x) std::memcpy(o + x * L, &acc[x], sizeof acc[x]);
+}
+
 template <int K, int S>
 void channels(const DepthwiseChannels& a) {
   constexpr int P = K / 2, T = K * K;
@@ -142,18 +173,10 @@ void channels(const DepthwiseChannels& a) {
     for (int64_t r = 0; r < a.oh; ++r) {
       const float* row = in + r * S * wp * L;
       float* o = out + r * a.ow * L;
-      for (int64_t c = 0; c < a.ow; ++c) {
-        const float* p = row + c * S * L;
-        Vec8 acc = bias, v;
-#pragma GCC unroll 8
-        for (int i = 0; i < K; ++i)
-#pragma GCC unroll 5
-          for (int j = 0; j < K; ++j) {
-            std::memcpy(&v, p + (i * wp + j) * L, sizeof v);
-            acc += w[i * K + j] * v;
-          }
-        std::memcpy(o + c * L, &acc, sizeof acc);
-      }
+      int64_t c = 0;
+      for (; c + kPixels<K, S> <= a.ow; c += kPixels<K, S>)
+        pixels_out<K, S, kPixels<K, S>>(row + c * S * L, wp, w, bias, o + c * L);
+      for (; c < a.ow; ++c) pixels_out<K, S, 1>(row + c * S * L, wp, w, bias, o + c * L);
     }
     // Without a residual to add first, the activation runs here: one call on whole vectors.
     if (!a.residual && a.act->enabled) a.act->apply(out, np * L);

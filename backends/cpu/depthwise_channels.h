@@ -1,7 +1,8 @@
 // Depthwise K x K convolutions (K = 3 or 5, stride 1 or 2) on small planes, 8 channels at a
 // time with the channels as the vector lanes: the 8 input planes are transposed into one
 // zero-padded scratch plane of 8-float pixels, each output pixel is then K * K vector FMAs
-// (weights arranged per tap, 8 channels wide), and the 8-float output pixels are transposed
+// (weights arranged per tap, 8 channels wide; at stride 1 a few neighbouring pixels at a time,
+// sharing their window's loads), and the 8-float output pixels are transposed
 // back into the 8 output planes, with the residual added on the way.
 //
 // Why: the plane kernels of depthwise.h vectorize along a row, which on a 7x7 or 14x14 plane
