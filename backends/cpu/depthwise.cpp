@@ -71,9 +71,9 @@ void row_out(const float* in, const int64_t* offset, const float* w, int64_t n, 
 // Each output sums its taps in row_out's order, so the results are the same.
 template <int K, int S, int V>
 __attribute__((always_inline)) inline void two_rows_chunk(const float* in, int64_t row,
-                                                         const int64_t* col, const Vec8* wv,
-                                                         float bias, int64_t c,
-                                                         Vec8 (&acc)[2][V]) {
+                                                          const int64_t* col, const Vec8* wv,
+                                                          float bias, int64_t c,
+                                                          Vec8 (&acc)[2][V]) {
 #pragma GCC unroll 2
   for (int v = 0; v < V; ++v) acc[0][v] = acc[1][v] = Vec8{} + bias;
 #pragma GCC unroll 8
