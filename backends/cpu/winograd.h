@@ -59,8 +59,9 @@ class WinogradConv {
 
  private:
   // The input transform of tiles [t0, t0 + cols) (numbered over the batch) into v: 36
-  // matrices [C, ld_], row-major.
-  void transform_input(const float* x, int64_t t0, int64_t cols, float* v) const;
+  // matrices [C, ld_], row-major; their rows [c0, c1) only, when given.
+  void transform_input(const float* x, int64_t t0, int64_t cols, float* v, int64_t c0 = 0,
+                       int64_t c1 = -1) const;
   // The output transform of rows [m0, m1) of the 36 products mo ([M, ld_] each) for the same
   // tiles, with the epilogue, written to y.
   void transform_output(const float* mo, int64_t t0, int64_t cols, int64_t m0, int64_t m1,
