@@ -23,12 +23,18 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import time
 
 import numpy as np
 import onnxruntime as ort
 
 from bench_common import ort_session
+
+try:
+    import minfer  # the Python package: only --paired needs it
+except ImportError:
+    minfer = None
 
 
 def ort_median_ms(session, feeds, iterations):
@@ -61,13 +67,14 @@ def batch_median_ms(run, iterations):
     return float(np.median(times))
 
 
-def paired(path, feeds, threads, rounds, iterations):
+# ORT's pool spins after a run until it has work again, i.e. through minfer's next batch
+# (minfer measured 1.7x slower beside it); in paired mode it stops when each run ends.
+PAIRED_ORT_CONFIG = {"session.force_spinning_stop": "1"}
+
+
+def paired(path, session, feeds, threads, rounds, iterations):
     """Per-round (minfer ms, ORT ms), the engines timed back to back within each round."""
-    import minfer  # the Python package; only this mode needs it
     mf = minfer.Session(path, threads=threads)
-    # ORT's pool spins after a run until it has work again, i.e. through minfer's next batch
-    # (minfer measured 1.7x slower beside it); this option stops it when each run ends.
-    session = ort_session(path, threads, {"session.force_spinning_stop": "1"})
     run_minfer = lambda: mf.run(feeds)
     run_ort = lambda: session.run(None, feeds)
     pairs = []
@@ -93,6 +100,10 @@ def main():
     ap.add_argument("--paired", action="store_true",
                     help="minfer in this process, paired with ORT round by round (see above)")
     args = ap.parse_args()
+    if args.paired and minfer is None:
+        sys.exit("--paired needs minfer's Python package in this Python: `bash scripts/test.sh` "
+                 "installs it (and onnxruntime) into .venv; run .venv/bin/python "
+                 "bench/onnx_vs_ort.py --paired ...")
     if args.paired:
         print(f"{'model':<28} {'minfer ms':>10} {'ORT ms':>10} {'ORT/minfer':>10} "
               f"{'quartiles':>13} {'won':>5}  (threads {args.threads}, onnxruntime "
@@ -102,14 +113,14 @@ def main():
         print(f"{'model':<28} {'minfer ms':>10} {'ORT ms':>10} {'ORT/minfer':>10}  "
               f"(threads {args.threads}, onnxruntime {ort.__version__})")
     for path in args.models:
-        session = ort_session(path, args.threads)
+        session = ort_session(path, args.threads, PAIRED_ORT_CONFIG if args.paired else None)
         rng = np.random.default_rng(0)
         feeds = {i.name: rng.random([d if isinstance(d, int) else 1 for d in i.shape],
                                     dtype=np.float32)
                  for i in session.get_inputs()}
         name = os.path.splitext(os.path.basename(path))[0]
         if args.paired:
-            pairs = paired(path, feeds, args.threads, args.rounds, args.iterations)
+            pairs = paired(path, session, feeds, args.threads, args.rounds, args.iterations)
             ratios = np.array([o / m for m, o in pairs])
             q1, q3 = np.percentile(ratios, [25, 75])
             print(f"{name:<28} {np.median([m for m, _ in pairs]):>10.2f} "
