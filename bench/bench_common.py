@@ -17,6 +17,18 @@ def minfer_latency(exe, model, batch, threads, iterations, extra_args=(), env=No
     return json.loads(out)["latency_ms"]["p50"]
 
 
+def median_ms(fn, iterations, warmup=1):
+    """Median ms of `iterations` back-to-back calls of fn after `warmup` untimed ones."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times))
+
+
 def ort_session(path, threads, config=None):
     """ONNX Runtime as the peer: CPU, all graph optimizations, `threads` intra-op threads
     (and the session config entries in `config`)."""
@@ -36,11 +48,4 @@ def ort_latency(path, batch, threads, iterations):
     inp = sess.get_inputs()[0]
     size = 32 if "cifar" in os.path.basename(path) else 224
     x = np.random.default_rng(0).standard_normal((batch, 3, size, size), dtype=np.float32)
-    for _ in range(3):
-        sess.run(None, {inp.name: x})
-    times = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        sess.run(None, {inp.name: x})
-        times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+    return median_ms(lambda: sess.run(None, {inp.name: x}), iterations, warmup=3)

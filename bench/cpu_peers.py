@@ -24,13 +24,12 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnxruntime as ort
 import openvino as ov
 
-from bench_common import ort_session  # same folder
+from bench_common import median_ms, ort_session  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CALIB = os.path.join(HERE, "..", "..", "shared", "data", "images", "imagenet")
@@ -70,17 +69,6 @@ def minfer_run(exe, path, batch, threads, iterations):
     return out["latency_ms"]["p50"], out.get("kernels", {})
 
 
-def timed(fn, iterations):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
-
-
 def input_of(path, batch):
     x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224), dtype=np.float32)
     name = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0].name
@@ -90,7 +78,7 @@ def input_of(path, batch):
 def ort_ms(path, batch, threads, iterations):
     sess = ort_session(path, threads)
     name, x = input_of(path, batch)
-    return timed(lambda: sess.run(None, {name: x}), iterations)
+    return median_ms(lambda: sess.run(None, {name: x}), iterations, warmup=3)
 
 
 def openvino_ms(core, path, batch, threads, iterations):
@@ -103,7 +91,7 @@ def openvino_ms(core, path, batch, threads, iterations):
         "INFERENCE_PRECISION_HINT": "f32",
     })
     req = compiled.create_infer_request()
-    return timed(lambda: req.infer({name: x}), iterations)
+    return median_ms(lambda: req.infer({name: x}), iterations, warmup=3)
 
 
 def variants_of(kernels):

@@ -24,27 +24,16 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import onnxruntime as ort
 
-from bench_common import ort_session
+from bench_common import median_ms, ort_session
 
 try:
     import minfer  # the Python package: only --paired needs it
 except ImportError:
     minfer = None
-
-
-def ort_median_ms(session, feeds, iterations):
-    session.run(None, feeds)
-    times = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        session.run(None, feeds)
-        times.append((time.perf_counter() - t0) * 1000)
-    return float(np.median(times))
 
 
 def minfer_median_ms(exe, path, feeds, threads, iterations):
@@ -54,17 +43,6 @@ def minfer_median_ms(exe, path, feeds, threads, iterations):
         cmd += ["--shape", f"{name}={'x'.join(map(str, a.shape))}"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)["latency_ms"]["p50"]
-
-
-def batch_median_ms(run, iterations):
-    """Median ms of `iterations` back-to-back runs after one untimed run."""
-    run()
-    times = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - t0) * 1000)
-    return float(np.median(times))
 
 
 # ORT's pool spins after a run until it has work again, i.e. through minfer's next batch
@@ -80,11 +58,11 @@ def paired(path, session, feeds, threads, rounds, iterations):
     pairs = []
     for r in range(rounds):
         if r % 2 == 0:
-            m = batch_median_ms(run_minfer, iterations)
-            o = batch_median_ms(run_ort, iterations)
+            m = median_ms(run_minfer, iterations)
+            o = median_ms(run_ort, iterations)
         else:
-            o = batch_median_ms(run_ort, iterations)
-            m = batch_median_ms(run_minfer, iterations)
+            o = median_ms(run_ort, iterations)
+            m = median_ms(run_minfer, iterations)
         pairs.append((m, o))
     mf.close()
     return pairs
@@ -130,7 +108,7 @@ def main():
         mins, orts = [], []
         for _ in range(args.rounds):
             mins.append(minfer_median_ms(args.minfer, path, feeds, args.threads, args.iterations))
-            orts.append(ort_median_ms(session, feeds, args.iterations))
+            orts.append(median_ms(lambda: session.run(None, feeds), args.iterations))
         print(f"{name:<28} {min(mins):>10.2f} {min(orts):>10.2f} {min(orts) / min(mins):>10.2f}",
               flush=True)
 
