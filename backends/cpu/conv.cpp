@@ -408,13 +408,13 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
   // could leave a thread no columns.)
   const int64_t wide = direct_ ? (*direct_)[0].tile_columns() : kTileAlign;
   const int64_t align = p / tiles >= 4 * wide ? wide : 8;
-  auto boundary = [&](int64_t t) { return t == tiles ? p : p * t / tiles / align * align; };
+  auto boundary = [&](int64_t t) { return aligned_split_begin(p, tiles, t, align); };
 
   // A row part's output channels of its group, [r0, r1): multiples of the packed panels' rows
   // (4 for Eigen's, 6 for ConvGemm's).
   const int64_t panel_rows = direct_ ? ConvGemm::kPanelRows : 4;
   auto row_boundary = [&](int64_t r) {
-    return r == row_parts ? d.mg : d.mg * r / row_parts / panel_rows * panel_rows;
+    return aligned_split_begin(d.mg, row_parts, r, panel_rows);
   };
   auto locate = [&](int64_t u, int64_t& n, int64_t& g, int64_t& p0, int64_t& np, int64_t& r0,
                     int64_t& r1) {

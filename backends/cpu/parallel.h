@@ -53,4 +53,10 @@ void parallel_region(int threads, F&& f) {
 // The [begin, end) share of part `i` of `n` items split into `parts` near-equal parts.
 inline int64_t split_begin(int64_t n, int parts, int i) { return n * i / parts; }
 
+// The same with every boundary but the last rounded down to a multiple of `align` (a
+// micro-kernel's rows or columns), so that only the last part has a partial tile.
+inline int64_t aligned_split_begin(int64_t n, int64_t parts, int64_t i, int64_t align) {
+  return i >= parts ? n : n * i / parts / align * align;
+}
+
 }  // namespace minfer::cpu

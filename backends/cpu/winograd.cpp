@@ -272,7 +272,7 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
       }
   // Channel boundaries on multiples of the packed panels' rows (4 for Eigen's, 6 for ConvGemm's).
   const int64_t panel = u_direct_ ? ConvGemm::kPanelRows : 4;
-  auto channel = [&](int64_t i) { return i == parts ? s_.m : s_.m * i / parts / panel * panel; };
+  auto channel = [&](int64_t i) { return aligned_split_begin(s_.m, parts, i, panel); };
   const Activation none;
   const int64_t units = ceil_div(total, cols) * parts;
   // The threads split the units by their tiles, not their count: the last block may hold a

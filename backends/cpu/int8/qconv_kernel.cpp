@@ -215,9 +215,7 @@ void QConvKernel::run(RunContext& ctx) const {
   // short (a 7x7 plane's 49 rows as 18, 18 and 13: one of 2 threads took 36 of them, and int8
   // ResNet-18's 7x7 and 14x14 convs ran 1.4-1.6x faster on 2 threads than on 1; int8
   // ResNet-18 and -50 at 2 threads 4-6 % faster with this, in-process A/B on a Zen 3).
-  auto row_begin = [&](int64_t rb) {
-    return rb >= row_blocks ? rows : rows * rb / row_blocks / mr * mr;
-  };
+  auto row_begin = [&](int64_t rb) { return aligned_split_begin(rows, row_blocks, rb, mr); };
   auto largest_block = [&] {
     int64_t most = 0;
     for (int64_t rb = 0; rb < row_blocks; ++rb)
