@@ -49,8 +49,9 @@ class ConvGemm {
 
   // Deep products (k > kMaxDepth) do not read X in place: K rows are too many streams. They
   // pack X by blocks of kPackDepth rows x kPackColumns columns into the tiles' column panels
-  // (one block in L2, one panel in L1 while every row panel of W passes over it), accumulate Y
-  // block by block, and apply the epilogue with the last block.
+  // (one block in L2; on zmm one panel in L1 while every row panel of W passes over it, on ymm
+  // one row panel of W in L1 while the block's panels pass), accumulate Y block by block, and
+  // apply the epilogue with the last block.
   static constexpr int64_t kPackDepth = 256, kPackColumns = 128;
   bool packs() const { return k_ > kMaxDepth; }
   size_t scratch_floats() const { return packs() ? size_t(kPackDepth * kPackColumns) : 0; }
