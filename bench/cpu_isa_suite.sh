@@ -5,17 +5,19 @@
 #
 #   bash bench/cpu_isa_suite.sh pack MODEL.onnx...   # here, after a build (scripts/test.sh)
 #   bash bench/cpu_isa_suite.sh run                  # there, from the repository root
+#   bash bench/cpu_isa_suite.sh layers               # there: each model's time per layer
 #
 # `pack` gathers into .carry/ (git-ignored): minfer and minfer_tests, the non-system shared
-# libraries they link (stripped; the binaries also xz'd), an ONNX Runtime wheel for the other machine's Python (PyPI: `pip
-# download`; ORT_WHEEL_PYTHON, default 3.12) and the models made small by
-# bench/constant_weights.py (their weights rebuilt at load time; needs `onnx` here), plus
-# ResNet-18 and -50 exported by minfer itself, and the test data. `run` prints the CPU, runs the CPU tests
-# (every ISA level the CPU has: the tests loop over them), installs the wheel into a temporary
-# folder, and runs bench/onnx_vs_ort.py at 1 and 2 threads (THREADS) once per configuration
-# (CONFIGS: "native" or one VAR=value for minfer, e.g. MINFER_ISA=avx2 or
-# MINFER_CPU_CONV_GEMM_ALL=0; default "MINFER_ISA=avx2 native"). Logs and tables go to $OUT (or
-# out/).
+# libraries they link (stripped; the binaries also xz'd), an ONNX Runtime wheel for the other
+# machine's Python (PyPI: `pip download`; ORT_WHEEL_PYTHON, default 3.12) and the models made
+# small by bench/constant_weights.py (their weights rebuilt at load time; needs `onnx` here),
+# plus ResNet-18 and -50 exported by minfer itself, and the test data. `run` prints the CPU,
+# runs the CPU tests (every ISA level the CPU has: the tests loop over them), installs the
+# wheel into a temporary folder, and runs bench/onnx_vs_ort.py at 1 and 2 threads (THREADS) once
+# per configuration (CONFIGS: "native" or one VAR=value for minfer, e.g. MINFER_ISA=avx2 or
+# MINFER_CPU_CONV_GEMM_ALL=0; default "MINFER_ISA=avx2 native"). `layers` runs
+# bench/layer_times.py (minfer's and ORT's time per conv/GEMM layer) on each model at THREADS.
+# Logs and tables go to $OUT (or out/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=.carry
@@ -45,24 +47,41 @@ pack() {
   du -sh "$carry"
 }
 
-run() {
-  local out=${OUT:-out}
+# The binaries unpacked, ORT's wheel installed (PYTHONPATH), the CPU described in $out/cpu.txt.
+prepare() {
   mkdir -p "$out"
   export LD_LIBRARY_PATH=$PWD/$carry/lib:${LD_LIBRARY_PATH:-}
   { lscpu | grep -E 'Model name|^CPU\(s\)'
     grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|amx_int8|avx512_fp16' /proc/cpuinfo |
       sort -u | tr '\n' ' '; echo; } | tee "$out/cpu.txt"
   xz -d -k -f "$carry"/bin/*.xz
+  local site
+  site=$(mktemp -d)
+  python3 -m pip install --quiet --no-deps --no-index --target "$site" "$carry"/wheels/*.whl
+  export PYTHONPATH=$site:$PWD/bench:${PYTHONPATH:-}
+}
+
+layers() {
+  local out=${OUT:-out}
+  prepare
+  for threads in ${THREADS:-1 2}; do
+    for model in "$carry"/models/*.onnx; do
+      python3 bench/layer_times.py --minfer "$carry/bin/minfer" --threads "$threads" \
+        --runs "${ITERATIONS:-20}" "$model" 2>&1 |
+        tee "$out/layers_${threads}t_$(basename "$model" .onnx).txt"
+    done
+  done
+}
+
+run() {
+  local out=${OUT:-out}
+  prepare
   local status=0
   echo "=== CPU tests (each ISA level this CPU has)"
   # (not the command-line tests: they look for the build folder's binary)
   MINFER_DATA=$PWD/$carry/data "$carry/bin/minfer_tests" \
     "[cpu]~[cli],[int8]~[cli],[winograd]~[cli],[ops]~[cli],[passes]~[cli],[zoo]~[cli]" 2>&1 |
     tee "$out/tests.log" | tail -4 || status=1
-  local site
-  site=$(mktemp -d)
-  python3 -m pip install --quiet --no-deps --no-index --target "$site" "$carry"/wheels/*.whl
-  export PYTHONPATH=$site:${PYTHONPATH:-}
   for threads in ${THREADS:-1 2}; do
     for config in ${CONFIGS:-MINFER_ISA=avx2 native}; do
       echo "=== $threads threads, $config"
@@ -80,5 +99,6 @@ run() {
 case ${1:-} in
   pack) shift; pack "$@" ;;
   run) run ;;
-  *) echo "usage: bash bench/cpu_isa_suite.sh pack MODEL.onnx... | run" >&2; exit 2 ;;
+  layers) layers ;;
+  *) echo "usage: bash bench/cpu_isa_suite.sh pack MODEL.onnx... | run | layers" >&2; exit 2 ;;
 esac

@@ -1,0 +1,126 @@
+"""minfer's and ONNX Runtime's time per layer on one ONNX file, side by side: where a model's
+gap to the peer is.
+
+    python bench/layer_times.py MODEL.onnx [--minfer build/minfer] [--threads 1] [--runs 20]
+
+minfer's times come from `minfer bench --profile --json` (median of the profiled runs, step by
+step), ONNX Runtime's from its own profiler (`enable_profiling`: the median over the runs of
+each node's kernel time). The conv and GEMM nodes are paired by their shapes (output and weight
+sizes, in execution order: the engines name fused nodes differently, ORT after the last node it
+absorbed); the other nodes are summed by op (ORT's layout reorders among them). Both columns
+are per-run times measured in separate passes: use them for where the time goes, and
+onnx_vs_ort.py --paired for the ratio.
+"""
+import argparse
+import collections
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import onnxruntime as ort
+
+from bench_common import ort_session
+
+
+def minfer_steps(exe, path, threads, runs):
+    """{node name: (op, kernel, ms)} of minfer's profiled runs."""
+    cmd = [exe, "bench", path, "--threads", str(threads), "--iterations", "1", "--profile",
+           "--profile-runs", str(runs), "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return {s["node"]: (s["op"], s["kernel"], s["ms"], shape_key(s["input_shapes"],
+                                                                  s["output_shapes"]))
+            for s in json.loads(out)["profile"]["steps"]}
+
+
+def shape_key(inputs, outputs):
+    """(output elements, weight elements): pairs a conv or GEMM with its twin in the other
+    engine, whatever the engines named or fused around it."""
+    size = lambda shape: int(np.prod(shape)) if shape else 0
+    return (size(outputs[0]) if outputs else 0, size(inputs[1]) if len(inputs) > 1 else 0)
+
+
+def ort_steps(path, threads, runs):
+    """{node name: (op, ms, shape key)}: the median over `runs` runs of each node's kernel
+    time."""
+    with tempfile.TemporaryDirectory() as folder:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.enable_profiling = True
+        so.profile_file_prefix = os.path.join(folder, "ort")
+        session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        rng = np.random.default_rng(0)
+        feeds = {i.name: rng.random([d if isinstance(d, int) else 1 for d in i.shape],
+                                    dtype=np.float32) for i in session.get_inputs()}
+        for _ in range(3):  # warm-up runs: their events are dropped below
+            session.run(None, feeds)
+        for _ in range(runs):
+            session.run(None, feeds)
+        with open(session.end_profiling()) as f:
+            events = json.load(f)
+    times = collections.defaultdict(list)
+    info = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            name = e["name"][: -len("_kernel_time")]
+            times[name].append(e["dur"] / 1e3)
+            shapes = lambda key: [list(t.values())[0] for t in e["args"].get(key, [])]
+            info[name] = (e["args"].get("op_name", "?"),
+                          shape_key(shapes("input_type_shape"), shapes("output_type_shape")))
+    return {n: (info[n][0], float(np.median(t[-runs:])), info[n][1]) for n, t in times.items()}
+
+
+HEAVY = ("Conv", "FusedConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("model")
+    ap.add_argument("--minfer", default="build/minfer")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--top", type=int, default=25, help="layer rows to print, minfer's worst first")
+    args = ap.parse_args()
+    ours = minfer_steps(args.minfer, args.model, args.threads, args.runs)
+    theirs = ort_steps(args.model, args.threads, args.runs)
+    heavy_ours = [(n, v) for n, v in ours.items() if v[0].split(":")[-1].split(" ")[0] in HEAVY]
+    heavy_theirs = [(n, v) for n, v in theirs.items() if v[0] in HEAVY]
+    print(f"{os.path.basename(args.model)}, {args.threads} thread(s), onnxruntime "
+          f"{ort.__version__}: per-run sums of the steps, minfer "
+          f"{sum(v[2] for v in ours.values()):.2f} ms, ORT "
+          f"{sum(v[1] for v in theirs.values()):.2f} ms")
+    pairs, unused = [], list(heavy_theirs)
+    for n, v in heavy_ours:  # in order, the first of ORT's nodes with the same shapes
+        twin = next((u for u in unused if u[1][2] == v[3]), None)
+        if twin:
+            unused.remove(twin)
+            pairs.append(((n, v), twin))
+    if len(pairs) < len(heavy_ours):
+        print(f"({len(heavy_ours) - len(pairs)} of minfer's conv/GEMM nodes have no twin of the "
+              "same shapes in ORT's profile)")
+    print(f"\n{'minfer node':<44} {'kernel':<26} {'minfer':>7} {'ORT':>7} {'ORT - minfer':>12}  "
+          "ORT node")
+    for (n, (op, kernel, ms, _)), (m, (_, theirs_ms, _)) in sorted(
+            pairs, key=lambda p: p[1][1][1] - p[0][1][2])[: args.top]:
+        print(f"{n[-44:]:<44} {kernel[:26]:<26} {ms:7.3f} {theirs_ms:7.3f} "
+              f"{theirs_ms - ms:+12.3f}  {m}")
+    print(f"\nconv/GEMM nodes: minfer {sum(v[2] for _, v in heavy_ours):.2f} ms, ORT "
+          f"{sum(v[1] for _, v in heavy_theirs):.2f} ms")
+    for label, steps in (("minfer", [(v[0], v[2]) for n, v in ours.items()]),
+                         ("ORT", [(v[0], v[1]) for v in theirs.values()])):
+        by_op = collections.defaultdict(float)
+        for op, ms in steps:
+            if op.split(":")[-1].split(" ")[0] not in HEAVY:
+                by_op[op] += ms
+        print(f"{label}'s other nodes by op (ms per run): " +
+              (", ".join(f"{op} {ms:.3f}" for op, ms in sorted(by_op.items(),
+                                                                key=lambda kv: -kv[1]))
+               or "none"))
+
+
+if __name__ == "__main__":
+    main()
