@@ -24,6 +24,7 @@ ConvGemm::ConvGemm(const float* w, int64_t m, int64_t k, const f32::MicroKernels
   const int64_t panels = (m + kMr - 1) / kMr;
   const size_t floats = std::max<size_t>(size_t(panels * kMr * k), 16);
   data_.reset(static_cast<float*>(::operator new[](floats * sizeof(float), kAlign)));
+  prefetch_ = packed_bytes() > kPrefetchBytes;
   // By depth blocks of kPackDepth, then panels (one block when k <= kMaxDepth): the panels the
   // packed path reads for one block lie together.
   float* dst = data_.get();
@@ -78,7 +79,8 @@ void ConvGemm::run_rows(const float* x, int64_t ldx, int64_t cols, const float* 
       const f32::ConvTileOut o{bias ? bias + i0 : nullptr, z ? z + i0 * ldy + c0 : nullptr,
                                y + i0 * ldy + c0,          ldy,
                                std::min(kMr, r1 - i0),     c1 - c0};
-      tiles_->conv_rows(k_, data_.get() + i0 * k_, x + c0, ldx, nr, o, clamp, act.lo, act.hi);
+      tiles_->conv_rows(k_, data_.get() + i0 * k_, x + c0, ldx, nr, o, clamp, act.lo, act.hi,
+                        prefetch_);
       // A smooth activation over the panel's rows of the block while they are in L1 (one
       // call per row: per tile, the calls cost as much as the exponentials).
       if (smooth)
@@ -121,7 +123,7 @@ void ConvGemm::run_packed(const float* x, int64_t ldx, int64_t cols, const float
                                  std::min(kMr, r1 - i0),
                                  width};
         tiles_->conv_rows(kb, data_.get() + k0 * padded_rows + i0 * kb, scratch + q0 * kb, nr,
-                          kb * nr, o, clamp && last, act.lo, act.hi);
+                          kb * nr, o, clamp && last, act.lo, act.hi, prefetch_);
         if (smooth && last)
           for (int64_t i = 0; i < std::min(kMr, r1 - i0); ++i) act.apply(yt + i * ldy, width);
       };

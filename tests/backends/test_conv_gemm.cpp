@@ -77,10 +77,12 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
       std::vector<int64_t> m, k, cols;
     };
     // X read in place (k <= 192), and deep products packed by blocks of 256 x 128 (a depth
-    // tail past one block, two blocks and a tail, columns past one block).
+    // tail past one block, two blocks and a tail, columns past one block); then weights on
+    // either side of kPrefetchBytes (the tiles prefetching the next panel), both paths.
     const Sizes sizes[] = {
         {{1, 5, 6, 7, 13, 40}, {1, 3, 16, 27}, {1, 9, 16, 17, 31, 32, 33, 40, 700}},
-        {{7, 13}, {257, 520}, {1, 33, 130, 300}}};
+        {{7, 13}, {257, 520}, {1, 33, 130, 300}},
+        {{130, 200}, {180, 300}, {33}}};
     for (const Sizes& sz : sizes)
       for (int64_t m : sz.m)
         for (int64_t k : sz.k)

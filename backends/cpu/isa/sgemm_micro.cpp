@@ -16,7 +16,7 @@ constexpr int kMr = 6, kLanes = kF32Lanes, kNr = 2 * kF32Lanes;
 // columns (1 for a tail of at most one vector). kMasked: fewer columns than that, read and
 // written through lane masks (never past the row's end). The accumulators are an array indexed
 // by constants only (fully unrolled): they live in registers.
-template <int kV, bool kMasked>
+template <int kV, bool kMasked, bool kPrefetch>
 __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp, const float* x,
                                                      int64_t ldx, const f32::ConvTileOut& o,
                                                      bool clamp, float lo, float hi) {
@@ -31,6 +31,9 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
 #pragma GCC unroll 2
     for (int v = 0; v < kV; ++v) acc[i][v] = zero_f32();
   for (int64_t s = 0; s < k; ++s, wp += kMr, x += ldx) {
+    // The next panel, 256 bytes ahead of this step's place in it, into L2 (prefetch never
+    // faults past the end of the weights).
+    if constexpr (kPrefetch) __builtin_prefetch(wp + kMr * k + 64, 0, 2);
     VF32 xv[kV];
 #pragma GCC unroll 2
     for (int v = 0; v < kV; ++v) xv[v] = load(x, v);
@@ -63,22 +66,31 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
 
 // A row panel's tiles across o.cols columns, tile t's X at x + t * x_step: one call per row
 // panel, so that the tiles (inlined) cost no call each: with K = 16 a tile is ~100 cycles.
-void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t x_step,
-               const f32::ConvTileOut& o, bool clamp, float lo, float hi) {
+template <bool kPrefetch>
+void conv_row_tiles(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t x_step,
+                    const f32::ConvTileOut& o, bool clamp, float lo, float hi) {
   f32::ConvTileOut t = o;
   for (int64_t q0 = 0; q0 < o.cols; q0 += kNr, x += x_step) {
     t.cols = o.cols - q0 < kNr ? o.cols - q0 : kNr;
     t.y = o.y + q0;
     t.z = o.z ? o.z + q0 : nullptr;
     if (t.cols == kNr)
-      conv_tile<2, false>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<2, false, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
     else if (t.cols > kLanes)
-      conv_tile<2, true>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<2, true, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
     else if (t.cols == kLanes)
-      conv_tile<1, false>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<1, false, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
     else
-      conv_tile<1, true>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<1, true, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
   }
+}
+
+void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t x_step,
+               const f32::ConvTileOut& o, bool clamp, float lo, float hi, bool prefetch) {
+  if (prefetch)
+    conv_row_tiles<true>(k, wp, x, ldx, x_step, o, clamp, lo, hi);
+  else
+    conv_row_tiles<false>(k, wp, x, ldx, x_step, o, clamp, lo, hi);
 }
 
 // PackedRhs's tile. The rows past `rows` repeat row 0 (computed, not stored), so A needs no
