@@ -187,6 +187,7 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   if (method_ == Method::Depthwise) {
     depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l,
                                               d.h, d.w, d.oh, d.ow);
+    depthwise_isa_ = depthwise_plane_isa();
     if (depthwise_plane_ && depthwise_channels_pays(d.oh, d.ow))
       depthwise_channels_ = depthwise_channels_kernel(d.kh, d.sh);
     if (depthwise_channels_)
@@ -224,7 +225,10 @@ void ConvKernel::run(RunContext& ctx) const {
 std::string ConvKernel::variant() const {
   if (method_ == Method::Winograd)  // "winograd <isa>" where its products run on ConvGemm's tiles
     return winograd_.gemm_isa() ? std::string("winograd ") + winograd_.gemm_isa() : "winograd";
-  // ConvGemm's tiles say their ISA level (the other paths are Eigen's, built for the baseline).
+  // ConvGemm's tiles and the depthwise plane kernels say their ISA level (the other paths are
+  // Eigen's or the depthwise channels kernel, built for the baseline).
+  if (depthwise_plane_ && !depthwise_channels_)
+    return std::string("depthwise ") + isa_name(static_cast<Isa>(depthwise_isa_));
   return direct_ && !direct_->empty() ? std::string("direct ") + isa_name((*direct_)[0].isa())
                                       : std::string();
 }

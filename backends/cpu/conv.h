@@ -96,6 +96,7 @@ class ConvKernel final : public Kernel {
   Dims d_{};
   Method method_ = Method::Im2col;
   DepthwisePlaneFn depthwise_plane_ = nullptr;  // the fast depthwise kernel, where it applies
+  int depthwise_isa_ = -1;                       // its ISA level (for variant())
   DepthwiseChannelsFn depthwise_channels_ = nullptr;  // instead of it on small planes
   WinogradConv winograd_;                       // Method::Winograd's weights and run loop
   Activation act_;

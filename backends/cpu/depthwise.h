@@ -30,10 +30,23 @@ struct DepthwisePlane {
 
 using DepthwisePlaneFn = void (*)(const DepthwisePlane&);
 
-// The plane kernel for this geometry, or null when it has none.
+// The plane kernel for this geometry at the active ISA level (backends/cpu/isa/
+// depthwise_plane.cpp: rows 8 floats at a time on AVX2, 16 on AVX-512; the same results), or
+// null when it has none.
 DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
                                         int64_t dw, int64_t pad_t, int64_t pad_l, int64_t h,
                                         int64_t w, int64_t oh, int64_t ow);
+// The ISA level depthwise_plane_kernel picks now (for the kernel's name), or -1 when this
+// build or CPU has none.
+int depthwise_plane_isa();
 size_t depthwise_scratch_floats(int64_t h, int64_t w, int64_t k);
+
+// Floats per row of a plane's scratch: the padded row, or for stride 2 its even columns then
+// its odd ones, each (w + 2P + 1) / 2 long. (static: the per-ISA sources use it too, and must
+// not share inline code with other levels.)
+static constexpr int64_t depthwise_scratch_row(int64_t w, int64_t k, int64_t stride) {
+  const int64_t padded = w + 2 * (k / 2);
+  return stride == 1 ? padded : 2 * ((padded + 1) / 2);
+}
 
 }  // namespace minfer::cpu

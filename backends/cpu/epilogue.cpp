@@ -33,6 +33,8 @@ inline Vec8 clamp01(Vec8 x) {
 
 }  // namespace
 
+void apply_activation(const Activation& act, float* p, int64_t n) { act.apply(p, n); }
+
 void Activation::apply_smooth(float* p, int64_t n) const {
   const float a = alpha, b = beta;
   switch (kind) {

@@ -43,6 +43,10 @@ struct Activation {
   void apply_smooth(float* p, int64_t n) const;
 };
 
+// act.apply(p, n), out of line: for the kernels compiled per ISA level (backends/cpu/isa/),
+// which must not instantiate inline code of their own (tests/isa/check_isa_objects.sh).
+void apply_activation(const Activation& act, float* p, int64_t n);
+
 // Reads the fused-activation attributes of a node: `activation` ("" or absent = none, "Relu",
 // "Clip", "Sigmoid", "Silu", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh"), for Clip
 // `activation_min` / `activation_max` (absent = unbounded), for HardSigmoid

@@ -8,7 +8,8 @@
 #include <cstdint>
 
 namespace minfer::cpu {
-enum class Isa;  // backends/cpu/isa.h (left out here: it pulls in <string>)
+enum class Isa;         // backends/cpu/isa.h (left out here: it pulls in <string>)
+struct DepthwisePlane;  // backends/cpu/depthwise.h
 }
 
 namespace minfer::cpu::q8 {
@@ -67,22 +68,33 @@ struct MicroKernels {
   RhsTile rhs_tile;
 };
 
+// The depthwise plane kernels of one ISA level (backends/cpu/isa/depthwise_plane.cpp), by
+// [K == 5][stride == 2]: K x K, stride 1 or 2 (depthwise.h).
+struct DepthwisePlanes {
+  Isa isa;
+  void (*plane[2][2])(const DepthwisePlane&);
+};
+
 }  // namespace minfer::cpu::f32
 
 // One table per compiled level (defined only where the compiler can target it).
 namespace minfer::cpu::isa_avx2 {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
+extern const f32::DepthwisePlanes kDepthwisePlanes;
 }  // namespace minfer::cpu::isa_avx2
 namespace minfer::cpu::isa_avxvnni {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
+extern const f32::DepthwisePlanes kDepthwisePlanes;
 }  // namespace minfer::cpu::isa_avxvnni
 namespace minfer::cpu::isa_avx512 {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
+extern const f32::DepthwisePlanes kDepthwisePlanes;
 }  // namespace minfer::cpu::isa_avx512
 namespace minfer::cpu::isa_avx512vnni {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
+extern const f32::DepthwisePlanes kDepthwisePlanes;
 }  // namespace minfer::cpu::isa_avx512vnni
