@@ -1,57 +1,35 @@
 #include "backends/cpu/epilogue.h"
 
-#include <cstring>
-
-#include "backends/cpu/kernels.h"
-#include "backends/cpu/vec8.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/isa/isa_kernels.h"
+#include "backends/cpu/smooth_activation.h"
 
 namespace minfer::cpu {
 
-namespace {
-
-// p[i] = f(p[i]) 8 at a time; the last 1..7 through a padded vector (no scalar tail: rows of
-// a small plane are short).
-template <typename F>
-void map8(float* p, int64_t n, F f) {
-  int64_t i = 0;
-  for (Vec8 x; i + 8 <= n; i += 8) {
-    std::memcpy(&x, p + i, sizeof x);
-    x = f(x);
-    std::memcpy(p + i, &x, sizeof x);
-  }
-  if (i == n) return;
-  Vec8 x = {};
-  std::memcpy(&x, p + i, size_t(n - i) * sizeof(float));
-  x = f(x);
-  std::memcpy(p + i, &x, size_t(n - i) * sizeof(float));
+SmoothActivationFn smooth_activation_for(Isa isa) {
+  const f32::SmoothActivation* best = pick_level<f32::SmoothActivation>(
+      {
+#ifdef MINFER_HAVE_ISA_avx2
+          &isa_avx2::kSmoothActivation,
+#endif
+#ifdef MINFER_HAVE_ISA_avxvnni
+          &isa_avxvnni::kSmoothActivation,
+#endif
+#ifdef MINFER_HAVE_ISA_avx512
+          &isa_avx512::kSmoothActivation,
+#endif
+#ifdef MINFER_HAVE_ISA_avx512vnni
+          &isa_avx512vnni::kSmoothActivation,
+#endif
+          nullptr},
+      isa);
+  return best ? best->apply : smooth_activation<Vec8, Int32x8>;
 }
-
-inline Vec8 clamp01(Vec8 x) {
-  x = x < 0.f ? Vec8{} : x;
-  return x > 1.f ? Vec8{} + 1.f : x;
-}
-
-}  // namespace
 
 void apply_activation(const Activation& act, float* p, int64_t n) { act.apply(p, n); }
 
 void Activation::apply_smooth(float* p, int64_t n) const {
-  const float a = alpha, b = beta;
-  switch (kind) {
-    case Kind::Sigmoid:
-      return map8(p, n, [](Vec8 x) { return 1.f / (1.f + exp8(-x)); });
-    case Kind::Silu:
-      return map8(p, n, [](Vec8 x) { return x / (1.f + exp8(-x)); });
-    case Kind::HardSigmoid:
-      return map8(p, n, [a, b](Vec8 x) { return clamp01(a * x + b); });
-    case Kind::HardSwish:
-      return map8(p, n, [](Vec8 x) { return x * clamp01(x * (1.f / 6.f) + 0.5f); });
-    case Kind::Gelu:
-    case Kind::GeluTanh:
-      return gelu_in_place(p, n, kind == Kind::GeluTanh);
-    case Kind::Clamp:
-      return;
-  }
+  (smooth_fn ? smooth_fn : smooth_activation_for(active_isa()))(*this, p, n);
 }
 
 Activation parse_activation(const Node& node) {
@@ -85,6 +63,7 @@ Activation parse_activation(const Node& node) {
                     "' is not supported (expected Relu, Clip, Sigmoid, Silu, HardSigmoid, "
                     "HardSwish, Gelu or GeluTanh)");
   }
+  if (!act.is_clamp()) act.smooth_fn = smooth_activation_for(active_isa());
   return act;
 }
 

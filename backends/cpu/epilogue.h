@@ -8,6 +8,8 @@
 
 namespace minfer::cpu {
 
+enum class Isa;  // backends/cpu/isa.h
+
 // The activation a kernel applies to its output while it is still in cache. Relu and Clip are
 // clamps (Relu = [0, inf), Clip = [lo, hi]), the only kinds the CUDA kernels and Winograd's
 // inlined epilogue handle (is_clamp()); the smooth ones are applied by apply() alone:
@@ -24,6 +26,10 @@ struct Activation {
   float lo = -std::numeric_limits<float>::infinity();  // Clamp
   float hi = std::numeric_limits<float>::infinity();
   float alpha = 0.2f, beta = 0.5f;  // HardSigmoid (ONNX defaults)
+
+  // The smooth activations' code, at the ISA level active when parse_activation made this
+  // (backends/cpu/isa/activation.cpp: 16 lanes on AVX-512); null: the level active at each call.
+  void (*smooth_fn)(const Activation&, float*, int64_t) = nullptr;
 
   bool is_clamp() const { return !enabled || kind == Kind::Clamp; }
 
@@ -42,6 +48,11 @@ struct Activation {
  private:
   void apply_smooth(float* p, int64_t n) const;
 };
+
+// The smooth activations' code for ISA level `isa` (the highest compiled level <= it that this
+// CPU runs; 8 lanes of the baseline where none is).
+using SmoothActivationFn = void (*)(const Activation&, float*, int64_t);
+SmoothActivationFn smooth_activation_for(Isa isa);
 
 // act.apply(p, n), out of line: for the kernels compiled per ISA level (backends/cpu/isa/),
 // which must not instantiate inline code of their own (tests/isa/check_isa_objects.sh).

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/cpu/epilogue.h"
+#include "isa/for_each_isa.h"
 
 using minfer::cpu::Activation;
 
@@ -46,37 +47,53 @@ double worst_error(const Activation& act, double (*want)(double, const Activatio
 }  // namespace
 
 TEST_CASE("CPU activations match their definitions within a few ulp", "[cpu][activation]") {
-  using Kind = Activation::Kind;
-  auto sigmoid = [](double x, const Activation&) { return 1 / (1 + std::exp(-x)); };
-  auto silu = [](double x, const Activation&) { return x / (1 + std::exp(-x)); };
-  auto hsig = [](double x, const Activation& a) { return hard_sigmoid(x, a.alpha, a.beta); };
-  auto hswish = [](double x, const Activation&) { return x * hard_sigmoid(x, 1.0 / 6, 0.5); };
-  Activation hard = make(Kind::HardSigmoid);
-  hard.alpha = 0.3f;
-  hard.beta = 0.45f;
-  CHECK(worst_error(make(Kind::Sigmoid), sigmoid) < 5e-7);
-  CHECK(worst_error(make(Kind::Silu), silu) < 5e-7);
-  CHECK(worst_error(hard, hsig) < 2e-7);
-  // x / 6 + 1/2 cancels near x = -3: float's rounding of it shows there (measured 9.2e-6).
-  CHECK(worst_error(make(Kind::HardSwish), hswish) < 2e-5);
+  // Compiled per ISA level (8 or 16 lanes): each level this CPU has.
+  minfer::test::for_each_isa([](minfer::cpu::Isa) {
+    using Kind = Activation::Kind;
+    auto sigmoid = [](double x, const Activation&) { return 1 / (1 + std::exp(-x)); };
+    auto silu = [](double x, const Activation&) { return x / (1 + std::exp(-x)); };
+    auto hsig = [](double x, const Activation& a) { return hard_sigmoid(x, a.alpha, a.beta); };
+    auto hswish = [](double x, const Activation&) { return x * hard_sigmoid(x, 1.0 / 6, 0.5); };
+    Activation hard = make(Kind::HardSigmoid);
+    hard.alpha = 0.3f;
+    hard.beta = 0.45f;
+    CHECK(worst_error(make(Kind::Sigmoid), sigmoid) < 5e-7);
+    CHECK(worst_error(make(Kind::Silu), silu) < 5e-7);
+    CHECK(worst_error(hard, hsig) < 2e-7);
+    // x / 6 + 1/2 cancels near x = -3: float's rounding of it shows there (measured 9.2e-6).
+    CHECK(worst_error(make(Kind::HardSwish), hswish) < 2e-5);
+  });
+}
+
+TEST_CASE("A parsed smooth activation keeps the ISA level it was parsed at", "[cpu][activation]") {
+  minfer::test::for_each_isa([](minfer::cpu::Isa isa) {
+    minfer::Node node;
+    node.attrs.set("activation", std::string("Silu"));
+    const Activation act = minfer::cpu::parse_activation(node);
+    CHECK(act.smooth_fn == minfer::cpu::smooth_activation_for(isa));
+    node.attrs.set("activation", std::string("Relu"));
+    CHECK(minfer::cpu::parse_activation(node).smooth_fn == nullptr);  // a clamp: no code
+  });
 }
 
 TEST_CASE("CPU activations keep NaN and saturate at infinities", "[cpu][activation]") {
-  using Kind = Activation::Kind;
-  const float inf = std::numeric_limits<float>::infinity();
-  for (Kind kind : {Kind::Sigmoid, Kind::Silu, Kind::HardSigmoid, Kind::HardSwish}) {
-    std::vector<float> v{std::nanf(""), inf, -inf, 0.f};
-    make(kind).apply(v.data(), 3);
-    INFO(int(kind));
-    CHECK(std::isnan(v[0]));
-    CHECK(v[3] == 0.f);  // past n: untouched
-  }
-  std::vector<float> v{inf, -inf};
-  make(Kind::Sigmoid).apply(v.data(), 2);
-  CHECK(v[0] == 1.f);
-  CHECK(v[1] < 1e-38f);
-  v = {inf, -1e6f};
-  make(Kind::HardSwish).apply(v.data(), 2);
-  CHECK(v[0] == inf);
-  CHECK(v[1] == 0.f);
+  minfer::test::for_each_isa([](minfer::cpu::Isa) {
+    using Kind = Activation::Kind;
+    const float inf = std::numeric_limits<float>::infinity();
+    for (Kind kind : {Kind::Sigmoid, Kind::Silu, Kind::HardSigmoid, Kind::HardSwish}) {
+      std::vector<float> v{std::nanf(""), inf, -inf, 0.f};
+      make(kind).apply(v.data(), 3);
+      INFO(int(kind));
+      CHECK(std::isnan(v[0]));
+      CHECK(v[3] == 0.f);  // past n: untouched
+    }
+    std::vector<float> v{inf, -inf};
+    make(Kind::Sigmoid).apply(v.data(), 2);
+    CHECK(v[0] == 1.f);
+    CHECK(v[1] < 1e-38f);
+    v = {inf, -1e6f};
+    make(Kind::HardSwish).apply(v.data(), 2);
+    CHECK(v[0] == inf);
+    CHECK(v[1] == 0.f);
+  });
 }

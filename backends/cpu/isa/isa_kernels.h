@@ -10,6 +10,7 @@
 namespace minfer::cpu {
 enum class Isa;         // backends/cpu/isa.h (left out here: it pulls in <string>)
 struct DepthwisePlane;  // backends/cpu/depthwise.h
+struct Activation;      // backends/cpu/epilogue.h
 }
 
 namespace minfer::cpu::q8 {
@@ -75,6 +76,12 @@ struct DepthwisePlanes {
   void (*plane[2][2])(const DepthwisePlane&);
 };
 
+// The epilogue's smooth activations at one ISA level's width (backends/cpu/isa/activation.cpp).
+struct SmoothActivation {
+  Isa isa;
+  void (*apply)(const Activation& act, float* p, int64_t n);
+};
+
 }  // namespace minfer::cpu::f32
 
 // One table per compiled level (defined only where the compiler can target it).
@@ -82,19 +89,23 @@ namespace minfer::cpu::isa_avx2 {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avx2
 namespace minfer::cpu::isa_avxvnni {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avxvnni
 namespace minfer::cpu::isa_avx512 {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avx512
 namespace minfer::cpu::isa_avx512vnni {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avx512vnni
