@@ -81,7 +81,8 @@ class ConvGemm {
   // machine's Xeon, with many convs' weights in turn (12-48 copies, 100+ MB), ConvGemm went
   // 83 -> 111-114 GFLOP/s on 7x7 planes (weights of 1.2-9.4 MB) and 118 -> 137 on 14x14 (2.4
   // MB); ResNet-18 and -50 at 1 thread 12-15 % faster. On weights that stay cached (64 KB)
-  // prefetching cost 2-6 %; on Zen 3 it was level within the noise.
+  // prefetching cost 2-6 %. (Zen 3, the same harness: the products above the threshold 1-6 %
+  // faster; AVX2 sends few convs with such weights here.)
   static constexpr size_t kPrefetchBytes = size_t{128} << 10;
 
   int64_t m_ = 0, k_ = 0;
