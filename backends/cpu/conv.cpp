@@ -188,8 +188,11 @@ void ConvKernel::prepare(PrepareContext& ctx) {
     depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l,
                                               d.h, d.w, d.oh, d.ow);
     depthwise_isa_ = depthwise_plane_isa();
-    if (depthwise_plane_ && depthwise_channels_pays(d.oh, d.ow))
+    if (depthwise_plane_ && depthwise_channels_pays(d.oh, d.ow)) {
       depthwise_channels_ = depthwise_channels_kernel(d.kh, d.sh);
+      depthwise_isa_ = depthwise_channels_isa();
+      depthwise_lanes_ = depthwise_channels_lanes();
+    }
     if (depthwise_channels_)
       slice_floats_ = round_up(
           int64_t(depthwise_channels_scratch_floats(d.h, d.w, d.oh, d.ow, d.kh, d.sh)), 16);
@@ -225,10 +228,11 @@ void ConvKernel::run(RunContext& ctx) const {
 std::string ConvKernel::variant() const {
   if (method_ == Method::Winograd)  // "winograd <isa>" where its products run on ConvGemm's tiles
     return winograd_.gemm_isa() ? std::string("winograd ") + winograd_.gemm_isa() : "winograd";
-  // ConvGemm's tiles and the depthwise plane kernels say their ISA level (the other paths are
-  // Eigen's or the depthwise channels kernel, built for the baseline).
-  if (depthwise_plane_ && !depthwise_channels_)
-    return std::string("depthwise ") + isa_name(static_cast<Isa>(depthwise_isa_));
+  // ConvGemm's tiles and the depthwise kernels say their ISA level (the other paths are
+  // Eigen's, built for the baseline).
+  if (depthwise_plane_ && depthwise_isa_ >= 0)
+    return std::string(depthwise_channels_ ? "depthwise-channels " : "depthwise ") +
+           isa_name(static_cast<Isa>(depthwise_isa_));
   return direct_ && !direct_->empty() ? std::string("direct ") + isa_name((*direct_)[0].isa())
                                       : std::string();
 }
@@ -532,9 +536,10 @@ void ConvKernel::run_depthwise_planes(const Operands& op, float* workspace, int 
 void ConvKernel::run_depthwise_channels(const Operands& op, float* workspace, int threads) const {
   const Dims& d = d_;
   const int64_t p = d.p(), taps = d.kh * d.kw;
-  // Work units: 8 channels of one image. A part takes a contiguous range of them, one kernel
-  // call per image that it touches.
-  const int64_t groups = ceil_div(d.m, kDepthwiseLanes), units = d.n * groups;
+  // Work units: one vector of channels (8 or 16) of one image. A part takes a contiguous range
+  // of them, one kernel call per image that it touches.
+  const int64_t lanes = depthwise_lanes_;
+  const int64_t groups = ceil_div(d.m, lanes), units = d.n * groups;
   const int parts =
       int(std::min<int64_t>(units, threads_for(d.n * d.m * p * taps, threads, 1 << 15)));
   parallel_region(parts, [&](int part, int n_parts) {
@@ -548,8 +553,8 @@ void ConvKernel::run_depthwise_channels(const Operands& op, float* workspace, in
       a.bias = op.b;
       a.residual = op.z ? op.z + n * d.m * p : nullptr;
       a.y = op.y + n * d.m * p;
-      a.m0 = (u - n * groups) * kDepthwiseLanes;
-      a.m1 = std::min(d.m, (last - n * groups) * kDepthwiseLanes);
+      a.m0 = (u - n * groups) * lanes;
+      a.m1 = std::min(d.m, (last - n * groups) * lanes);
       a.mg = d.mg;
       a.h = d.h;
       a.w = d.w;

@@ -97,6 +97,7 @@ class ConvKernel final : public Kernel {
   Method method_ = Method::Im2col;
   DepthwisePlaneFn depthwise_plane_ = nullptr;  // the fast depthwise kernel, where it applies
   int depthwise_isa_ = -1;                       // its ISA level (for variant())
+  int depthwise_lanes_ = 8;                      // the channels kernel's channels per vector
   DepthwiseChannelsFn depthwise_channels_ = nullptr;  // instead of it on small planes
   WinogradConv winograd_;                       // Method::Winograd's weights and run loop
   Activation act_;

@@ -1,9 +1,10 @@
-// Depthwise K x K convolutions (K = 3 or 5, stride 1 or 2) on small planes, 8 channels at a
-// time with the channels as the vector lanes: the 8 input planes are transposed into one
-// zero-padded scratch plane of 8-float pixels, each output pixel is then K * K vector FMAs
-// (weights arranged per tap, 8 channels wide; at stride 1 a few neighbouring pixels at a time,
-// sharing their window's loads), and the 8-float output pixels are transposed
-// back into the 8 output planes, with the residual added on the way.
+// Depthwise K x K convolutions (K = 3 or 5, stride 1 or 2) on small planes, W channels at a
+// time with the channels as the vector lanes (W = 8 on AVX2, 16 on AVX-512: the kernels are
+// compiled per ISA level, backends/cpu/isa/depthwise_channels.cpp): the W input planes are
+// transposed into one zero-padded scratch plane of W-float pixels, each output pixel is then
+// K * K vector FMAs (weights arranged per tap, W channels wide; at stride 1 a few neighbouring
+// pixels at a time, sharing their window's loads), and the W-float output pixels are
+// transposed back into the W output planes, with the residual added on the way.
 //
 // Why: the plane kernels of depthwise.h vectorize along a row, which on a 7x7 or 14x14 plane
 // leaves scalar tails and per-plane copies that cost more than the arithmetic. Here every loop
@@ -19,9 +20,9 @@
 
 namespace minfer::cpu {
 
-constexpr int kDepthwiseLanes = 8;
-
-// Output channels [m0, m1) of one image; output channel m reads input channel m / mg.
+// Output channels [m0, m1) of one image; output channel m reads input channel m / mg. (A range
+// of whole vectors of channels wastes no lanes: ConvKernel cuts its work at multiples of
+// depthwise_channels_lanes().)
 struct DepthwiseChannels {
   const float* x;         // [C, h, w] the image's input
   const float* weights;   // [M, K, K]
@@ -36,8 +37,11 @@ struct DepthwiseChannels {
 
 using DepthwiseChannelsFn = void (*)(const DepthwiseChannels&);
 
-// The kernel for K x K at stride s (K = kh = kw, s = sh = sw), or null when it has none.
+// The kernel for K x K at stride s (K = kh = kw, s = sh = sw) at the active ISA level, or null
+// when it has none; its channels per vector, ISA level (-1: none) and scratch, at that level.
 DepthwiseChannelsFn depthwise_channels_kernel(int64_t k, int64_t s);
+int depthwise_channels_lanes();
+int depthwise_channels_isa();
 size_t depthwise_channels_scratch_floats(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k,
                                          int64_t s);
 // Whether it beats the plane kernels on this output plane (measured on Zen 3, AVX2).

@@ -5,12 +5,14 @@
 // across them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace minfer::cpu {
 enum class Isa;         // backends/cpu/isa.h (left out here: it pulls in <string>)
-struct DepthwisePlane;  // backends/cpu/depthwise.h
-struct Activation;      // backends/cpu/epilogue.h
+struct DepthwisePlane;     // backends/cpu/depthwise.h
+struct DepthwiseChannels;  // backends/cpu/depthwise_channels.h
+struct Activation;         // backends/cpu/epilogue.h
 }
 
 namespace minfer::cpu::q8 {
@@ -76,6 +78,16 @@ struct DepthwisePlanes {
   void (*plane[2][2])(const DepthwisePlane&);
 };
 
+// The depthwise channels-as-lanes kernels of one ISA level (backends/cpu/isa/
+// depthwise_channels.cpp), `lanes` channels per vector, by [K == 5][stride == 2], and the
+// scratch their layout needs.
+struct DepthwiseChannelKernels {
+  Isa isa;
+  int lanes;
+  void (*kernel[2][2])(const DepthwiseChannels&);
+  size_t (*scratch_floats)(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k, int64_t s);
+};
+
 // The epilogue's smooth activations at one ISA level's width (backends/cpu/isa/activation.cpp).
 struct SmoothActivation {
   Isa isa;
@@ -89,23 +101,27 @@ namespace minfer::cpu::isa_avx2 {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
 extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avx2
 namespace minfer::cpu::isa_avxvnni {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
 extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avxvnni
 namespace minfer::cpu::isa_avx512 {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
 extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avx512
 namespace minfer::cpu::isa_avx512vnni {
 extern const q8::MicroKernels kInt8MicroKernels;
 extern const f32::MicroKernels kFp32MicroKernels;
 extern const f32::DepthwisePlanes kDepthwisePlanes;
+extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
 extern const f32::SmoothActivation kSmoothActivation;
 }  // namespace minfer::cpu::isa_avx512vnni
