@@ -10,7 +10,7 @@
 // Strategy: a 1x1, stride-1, unpadded conv is a GEMM on the input itself; depthwise convs
 // (one input channel per group) use a direct loop (3x3 and 5x5 at stride 1 or 2 with K/2 of
 // padding: the vectorized plane kernels of depthwise.h, or on small planes the kernel of
-// depthwise_channels.h, 8 channels per vector); everything else is im2col into the
+// depthwise_channels.h, 8 or 16 channels per vector); everything else is im2col into the
 // workspace, a tile of output columns at a time, followed by a GEMM. Constant weights are
 // packed once at prepare for the GEMM micro-kernel (packed_gemm.h), and im2col then writes
 // the tile straight in the micro-kernel's packed format, from a zero-padded copy of the input

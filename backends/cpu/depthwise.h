@@ -5,7 +5,7 @@
 // once, with the bias, residual and clamp applied in registers (3x3: two output rows at a time,
 // sharing their input rows' loads). ConvKernel
 // uses them on output planes larger than 32x32; smaller ones, whose short rows leave these
-// kernels mostly scalar tails and copies, take depthwise_channels.h (8 channels per vector).
+// kernels mostly scalar tails and copies, take depthwise_channels.h (channels as the lanes).
 // Other geometries take ConvKernel's general depthwise loop.
 #pragma once
 
