@@ -64,6 +64,21 @@ inline void transpose8(Vec8 (&r)[8]) {
   }
 }
 
+// Runs of n floats of W rows (row l at rows[l]) into W-float pixels: float i of row l goes to
+// lane l of the pixel at dst(i). 8 floats of 8 rows at a time, through an 8x8 transpose.
+template <typename Dst>
+inline void transpose_runs(const float* const* rows, int64_t n, Dst dst) {
+  for (int q = 0; q < G; ++q)
+    for (int64_t i = 0; i < n; i += 8) {
+      Vec8 v[8];
+      const int64_t at = block_start(i, n);
+      load_rows(v, rows + 8 * q, at, n);
+      transpose8(v);
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) std::memcpy(dst(at + k) + 8 * q, &v[k], sizeof v[k]);
+    }
+}
+
 // The scratch: the padded window [hp][wp] of W-float pixels and one spare pixel, the sums
 // [np rounded up to 8][W], then the window position of each input pixel (int32).
 struct Layout {
@@ -158,33 +173,17 @@ void channels(const DepthwiseChannels& a) {
       wrow[l] = a.weights + m * T;
       b[l] = a.bias ? a.bias[m] : 0.f;
     }
-    // Weights per tap, W channels wide: per group of 8 channels, the transpose of their
-    // [K * K] rows, per call, as the weights may change.
+    // Weights per tap, W channels wide: the transpose of the channels' [K * K] rows, per
+    // call, as the weights may change.
     alignas(64) float wt[T][W];
-    for (int q = 0; q < G; ++q)
-      for (int t = 0; t < T; t += 8) {
-        Vec8 block[8];
-        const int64_t at = block_start(t, T);
-        load_rows(block, wrow + 8 * q, at, T);
-        transpose8(block);
-        for (int k = 0; k < 8; ++k) std::memcpy(&wt[at + k][8 * q], &block[k], sizeof block[k]);
-      }
+    transpose_runs(wrow, T, [&](int64_t t) { return wt[t]; });
     VecW w[T], bias;
     std::memcpy(w, wt, sizeof w);
     std::memcpy(&bias, b, sizeof bias);
 
-    // The window's inside: each group's 8 planes read as one flat run of pixels, 8 pixels at
-    // a time, so that a short row (7 or 14 floats) leaves no scalar tail; a transpose turns
-    // them into 8 pixels of the group's 8 channels, each stored where its row and column go.
-    for (int q = 0; q < G; ++q)
-      for (int64_t i = 0; i < n; i += 8) {
-        Vec8 v[8];
-        const int64_t at = block_start(i, n);
-        load_rows(v, x + 8 * q, at, n);
-        transpose8(v);
-#pragma GCC unroll 8
-        for (int k = 0; k < 8; ++k) std::memcpy(in + offset[at + k] + 8 * q, &v[k], sizeof v[k]);
-      }
+    // The window's inside: the planes read as one flat run of pixels, so that a short row (7
+    // or 14 floats) leaves no scalar tail, each pixel stored where its row and column go.
+    transpose_runs(x, n, [&](int64_t i) { return in + offset[i]; });
 
     for (int64_t r = 0; r < a.oh; ++r) {
       const float* row = in + r * S * wp * W;
