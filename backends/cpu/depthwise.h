@@ -31,7 +31,7 @@ struct DepthwisePlane {
 using DepthwisePlaneFn = void (*)(const DepthwisePlane&);
 
 // The plane kernel for this geometry at the active ISA level (backends/cpu/isa/
-// depthwise_plane.cpp: rows 8 floats at a time on AVX2, 16 on AVX-512; the same results), or
+// depthwise_plane.cpp: rows 8 floats at a time on AVX2, 16 on AVX-512), or
 // null when it has none.
 DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
                                         int64_t dw, int64_t pad_t, int64_t pad_l, int64_t h,
