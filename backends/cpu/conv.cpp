@@ -189,14 +189,16 @@ void ConvKernel::prepare(PrepareContext& ctx) {
                                               d.h, d.w, d.oh, d.ow);
     depthwise_isa_ = depthwise_plane_isa();
     if (depthwise_plane_ && depthwise_channels_pays(d.oh, d.ow)) {
-      depthwise_channels_ = depthwise_channels_kernel(d.kh, d.sh);
-      depthwise_isa_ = depthwise_channels_isa();
-      depthwise_lanes_ = depthwise_channels_lanes();
+      const DepthwiseChannelsKernel channels =
+          depthwise_channels_kernel(d.kh, d.sh, d.h, d.w, d.oh, d.ow);
+      depthwise_channels_ = channels.fn;
+      if (channels.fn) {
+        depthwise_isa_ = channels.isa;
+        depthwise_lanes_ = channels.lanes;
+        slice_floats_ = round_up(int64_t(channels.scratch_floats), 16);
+      }
     }
-    if (depthwise_channels_)
-      slice_floats_ = round_up(
-          int64_t(depthwise_channels_scratch_floats(d.h, d.w, d.oh, d.ow, d.kh, d.sh)), 16);
-    else if (depthwise_plane_)
+    if (!depthwise_channels_ && depthwise_plane_)
       slice_floats_ = round_up(int64_t(depthwise_scratch_floats(d.h, d.w, d.kh)), 16);
   }
   ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);

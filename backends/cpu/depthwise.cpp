@@ -75,26 +75,16 @@ size_t depthwise_scratch_floats(int64_t h, int64_t w, int64_t k) {
   return rows * row;
 }
 
-DepthwiseChannelsFn depthwise_channels_kernel(int64_t k, int64_t s) {
+DepthwiseChannelsKernel depthwise_channels_kernel(int64_t k, int64_t s, int64_t h, int64_t w,
+                                                  int64_t oh, int64_t ow) {
+  DepthwiseChannelsKernel r;
   const f32::DepthwiseChannelKernels* t = active_channel_kernels();
-  if (!t || (k != 3 && k != 5) || (s != 1 && s != 2)) return nullptr;
-  return t->kernel[k == 5][s == 2];
-}
-
-int depthwise_channels_lanes() {
-  const f32::DepthwiseChannelKernels* t = active_channel_kernels();
-  return t ? t->lanes : 8;
-}
-
-int depthwise_channels_isa() {
-  const f32::DepthwiseChannelKernels* t = active_channel_kernels();
-  return t ? static_cast<int>(t->isa) : -1;
-}
-
-size_t depthwise_channels_scratch_floats(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k,
-                                         int64_t s) {
-  const f32::DepthwiseChannelKernels* t = active_channel_kernels();
-  return t ? t->scratch_floats(h, w, oh, ow, k, s) : 0;
+  if (!t || (k != 3 && k != 5) || (s != 1 && s != 2)) return r;
+  r.fn = t->kernel[k == 5][s == 2];
+  r.lanes = t->lanes;
+  r.isa = static_cast<int>(t->isa);
+  r.scratch_floats = t->scratch_floats(h, w, oh, ow, k, s);
+  return r;
 }
 
 bool depthwise_channels_pays(int64_t oh, int64_t ow) {

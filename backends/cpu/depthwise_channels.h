@@ -22,7 +22,7 @@ namespace minfer::cpu {
 
 // Output channels [m0, m1) of one image; output channel m reads input channel m / mg. (A range
 // of whole vectors of channels wastes no lanes: ConvKernel cuts its work at multiples of
-// depthwise_channels_lanes().)
+// DepthwiseChannelsKernel::lanes.)
 struct DepthwiseChannels {
   const float* x;         // [C, h, w] the image's input
   const float* weights;   // [M, K, K]
@@ -32,18 +32,21 @@ struct DepthwiseChannels {
   int64_t m0, m1, mg;
   int64_t h, w, oh, ow;
   const Activation* act;
-  float* scratch;  // depthwise_channels_scratch_floats(...) floats
+  float* scratch;  // DepthwiseChannelsKernel::scratch_floats floats
 };
 
 using DepthwiseChannelsFn = void (*)(const DepthwiseChannels&);
 
-// The kernel for K x K at stride s (K = kh = kw, s = sh = sw) at the active ISA level, or null
-// when it has none; its channels per vector, ISA level (-1: none) and scratch, at that level.
-DepthwiseChannelsFn depthwise_channels_kernel(int64_t k, int64_t s);
-int depthwise_channels_lanes();
-int depthwise_channels_isa();
-size_t depthwise_channels_scratch_floats(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k,
-                                         int64_t s);
+// The kernel for K x K at stride s (K = kh = kw, s = sh = sw) on an h x w plane with an oh x ow
+// output, at the active ISA level: fn is null when there is none.
+struct DepthwiseChannelsKernel {
+  DepthwiseChannelsFn fn = nullptr;
+  int lanes = 8;              // channels per vector
+  int isa = -1;               // its ISA level (an Isa)
+  size_t scratch_floats = 0;  // the scratch one call needs
+};
+DepthwiseChannelsKernel depthwise_channels_kernel(int64_t k, int64_t s, int64_t h, int64_t w,
+                                                  int64_t oh, int64_t ow);
 // Whether it beats the plane kernels on this output plane (measured on Zen 3, AVX2).
 bool depthwise_channels_pays(int64_t oh, int64_t ow);
 

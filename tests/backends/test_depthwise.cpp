@@ -194,10 +194,12 @@ Tensor run_planes(const DwCase& c, const Inputs& in) {
 // The channel-interleaved kernel called directly: one call per image, all channels.
 Tensor run_channels(const DwCase& c, const Inputs& in) {
   const int64_t oh = c.oh(), ow = c.ow();
-  cpu::DepthwiseChannelsFn fn = cpu::depthwise_channels_kernel(c.k, c.s);
+  const cpu::DepthwiseChannelsKernel kernel =
+      cpu::depthwise_channels_kernel(c.k, c.s, c.h, c.w, oh, ow);
+  const cpu::DepthwiseChannelsFn fn = kernel.fn;
   REQUIRE(fn != nullptr);
   const cpu::Activation act = activation(c, in);
-  Scratch scratch(cpu::depthwise_channels_scratch_floats(c.h, c.w, oh, ow, c.k, c.s));
+  Scratch scratch(kernel.scratch_floats);
   Tensor y = nan_tensor(c.y());
   for (int64_t b = 0; b < c.n; ++b) {
     cpu::DepthwiseChannels a;

@@ -12,16 +12,10 @@ namespace minfer::cpu::MINFER_ISA_NS {
 
 namespace {
 
-// (No std:: algorithms here: their inline copies would be shared with other levels.)
 constexpr int W = kF32Lanes;  // channels per vector
 constexpr int G = W / 8;      // groups of 8 channels
 using VecW = float __attribute__((vector_size(4 * W)));
 using Vec8 = float __attribute__((vector_size(32)));
-
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-inline void fill(float* p, int64_t n, float v) {
-  for (int64_t i = 0; i < n; ++i) p[i] = v;
-}
 
 // Runs of n floats are read and written 8 at a time; the last block overlaps the one before
 // it (rewriting the same values) rather than leave a scalar tail. The start of the block that

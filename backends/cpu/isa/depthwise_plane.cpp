@@ -13,14 +13,7 @@ namespace minfer::cpu::MINFER_ISA_NS {
 
 namespace {
 
-// (No std:: algorithms here: their inline copies would be shared with other levels.)
 constexpr int W = kF32Lanes;
-
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-inline void fill(float* p, int64_t n, float v) {
-  for (int64_t i = 0; i < n; ++i) p[i] = v;
-}
 using VecW = float __attribute__((vector_size(4 * W)));
 using Vec8 = float __attribute__((vector_size(32)));
 

@@ -8,6 +8,7 @@
 //   VF32 / kF32Lanes   fp32 vector (8 or 16 lanes) with loads, stores, broadcasts, fmadd, add,
 //                      min/max (vminps/vmaxps: a NaN in the second operand is returned), and
 //                      MaskF32 = the first n lanes, for loads and stores that stop at a row's end
+//   min64, max64, fill  scalar helpers (std's would be shared between levels)
 //
 // Everything is static inline in the level's namespace, so no two levels share a symbol.
 #pragma once
@@ -96,4 +97,12 @@ static inline MaskF32 first_lanes_f32(int n) {
 static inline VF32 load_f32(const float* p, MaskF32 m) { return _mm256_maskload_ps(p, m); }
 static inline void store_f32(float* p, VF32 v, MaskF32 m) { _mm256_maskstore_ps(p, m, v); }
 #endif
+
+// Scalar helpers in place of std::min, std::max and std::fill, whose inline copies the linker
+// would share between levels (tests/isa/check_isa_objects.sh).
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline void fill(float* p, int64_t n, float v) {
+  for (int64_t i = 0; i < n; ++i) p[i] = v;
+}
 }  // namespace minfer::cpu::MINFER_ISA_NS
