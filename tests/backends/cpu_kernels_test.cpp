@@ -658,23 +658,26 @@ TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") 
   test::for_each_isa([&](cpu::Isa) {
     // Constant weights [K, N] (packed once): tails of the tile in M and N (an odd number of
     // 16-column panels), K past one depth block (256), N past one slice of 8 panels (128
-    // columns), 1-3 threads, and ViT's shapes.
+    // columns), 1-3 threads, and ViT's shapes; rows enough to be split over 2 and 3 threads.
     const std::vector<std::pair<Shape, Shape>> weights{
         {{2, 3}, {3, 1}},         {{7, 5}, {5, 17}},        {{1, 13, 300}, {300, 33}},
         {{2, 100, 40}, {40, 64}}, {{197, 768}, {768, 40}},  {{1, 50, 513}, {513, 130}},
         {{1, 29, 520}, {520, 300}}, {{197, 64}, {64, 1000}}, {{9, 20}, {20, 80}},
+        {{1, 301, 100}, {100, 60}},
     };
     for (int threads : {1, 2, 3})
       for (const auto& [a, b] : weights)
         check_op({"MatMul", {}, {in(a), in(b, true)}, threads}, "cpu-eigen-matmul", rng);
     // FusedMatMul: the bias and an activation (Gelu, Relu) in PackedRhs's epilogue (constant B)
-    // or in one more pass (run-time B); tails of the tile and of a slice, K past a depth block.
+    // or in one more pass (run-time B); tails of the tile and of a slice, K past a depth block,
+    // rows split over the threads.
     for (const char* act : {"Gelu", "GeluTanh", "Relu", ""}) {
       Attributes a;
       a.set("activation", std::string(act));
       for (int threads : {1, 2, 3})
         for (const auto& [x, w] : std::vector<std::pair<Shape, Shape>>{
-                 {{1, 13, 300}, {300, 33}}, {{2, 29, 40}, {40, 150}}, {{1, 7, 5}, {5, 3}}}) {
+                 {{1, 13, 300}, {300, 33}}, {{2, 29, 40}, {40, 150}}, {{1, 7, 5}, {5, 3}},
+                 {{1, 200, 40}, {40, 70}}}) {
           InputSpec xs = in(x);
           xs.lo = -3.f, xs.hi = 3.f;
           const InputSpec bias = in({w[1]}, true);
