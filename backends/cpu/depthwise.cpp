@@ -10,42 +10,14 @@ namespace {
 
 // The plane kernels of the highest compiled level <= the active one that this CPU runs.
 const f32::DepthwisePlanes* active_planes() {
-  return pick_level<f32::DepthwisePlanes>(
-      {
-#ifdef MINFER_HAVE_ISA_avx2
-          &isa_avx2::kDepthwisePlanes,
-#endif
-#ifdef MINFER_HAVE_ISA_avxvnni
-          &isa_avxvnni::kDepthwisePlanes,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512
-          &isa_avx512::kDepthwisePlanes,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512vnni
-          &isa_avx512vnni::kDepthwisePlanes,
-#endif
-          nullptr},
-      active_isa());
+  const LevelKernels* level = level_kernels(active_isa());
+  return level ? level->depthwise_planes : nullptr;
 }
 
 // The channels-as-lanes kernels likewise.
 const f32::DepthwiseChannelKernels* active_channel_kernels() {
-  return pick_level<f32::DepthwiseChannelKernels>(
-      {
-#ifdef MINFER_HAVE_ISA_avx2
-          &isa_avx2::kDepthwiseChannels,
-#endif
-#ifdef MINFER_HAVE_ISA_avxvnni
-          &isa_avxvnni::kDepthwiseChannels,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512
-          &isa_avx512::kDepthwiseChannels,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512vnni
-          &isa_avx512vnni::kDepthwiseChannels,
-#endif
-          nullptr},
-      active_isa());
+  const LevelKernels* level = level_kernels(active_isa());
+  return level ? level->depthwise_channels : nullptr;
 }
 
 }  // namespace

@@ -7,23 +7,8 @@
 namespace minfer::cpu {
 
 SmoothActivationFn smooth_activation_for(Isa isa) {
-  const f32::SmoothActivation* best = pick_level<f32::SmoothActivation>(
-      {
-#ifdef MINFER_HAVE_ISA_avx2
-          &isa_avx2::kSmoothActivation,
-#endif
-#ifdef MINFER_HAVE_ISA_avxvnni
-          &isa_avxvnni::kSmoothActivation,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512
-          &isa_avx512::kSmoothActivation,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512vnni
-          &isa_avx512vnni::kSmoothActivation,
-#endif
-          nullptr},
-      isa);
-  return best ? best->apply : smooth_activation<Vec8, Int32x8>;
+  const LevelKernels* level = level_kernels(isa);
+  return level ? level->smooth_activation->apply : smooth_activation<Vec8, Int32x8>;
 }
 
 void apply_activation(const Activation& act, float* p, int64_t n) { act.apply(p, n); }

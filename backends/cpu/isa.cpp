@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "backends/cpu/isa/isa_kernels.h"
 #include "minfer/error.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -115,5 +116,26 @@ Isa active_isa() {
 void set_isa_cap(Isa isa) { g_cap.store(static_cast<int>(checked(isa, "set_isa_cap"))); }
 
 void reset_isa_cap() { g_cap.store(-1); }
+
+const LevelKernels* level_kernels(Isa isa) {
+  static constexpr const LevelKernels* kCompiled[] = {
+#ifdef MINFER_HAVE_ISA_avx2
+      &isa_avx2::kLevelKernels,
+#endif
+#ifdef MINFER_HAVE_ISA_avxvnni
+      &isa_avxvnni::kLevelKernels,
+#endif
+#ifdef MINFER_HAVE_ISA_avx512
+      &isa_avx512::kLevelKernels,
+#endif
+#ifdef MINFER_HAVE_ISA_avx512vnni
+      &isa_avx512vnni::kLevelKernels,
+#endif
+      nullptr};
+  const LevelKernels* best = nullptr;
+  for (const LevelKernels* k : kCompiled)
+    if (k && k->isa <= isa && isa_supported(k->isa)) best = k;
+  return best;
+}
 
 }  // namespace minfer::cpu

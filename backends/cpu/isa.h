@@ -11,7 +11,6 @@
 // A cap naming a level this CPU lacks is an Error (Unsupported), never an illegal instruction.
 #pragma once
 
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -42,15 +41,5 @@ void set_isa_cap(Isa isa);
 void reset_isa_cap();
 // Parses a level's name; throws InvalidArgument naming `what` for an unknown one.
 Isa parse_isa(const std::string& name, const std::string& what);
-
-// Of the kernel tables a build compiled (each with a member `isa`; null entries are levels left
-// out), the one of the highest level <= `isa` that this CPU runs; null if none.
-template <typename Table>
-const Table* pick_level(std::initializer_list<const Table*> compiled, Isa isa) {
-  const Table* best = nullptr;
-  for (const Table* t : compiled)
-    if (t && t->isa <= isa && isa_supported(t->isa)) best = t;
-  return best;
-}
 
 }  // namespace minfer::cpu

@@ -10,25 +10,10 @@
 namespace minfer::cpu::q8 {
 
 const MicroKernels& micro_kernels(Isa isa) {
-  const MicroKernels* best = pick_level<MicroKernels>(
-      {
-#ifdef MINFER_HAVE_ISA_avx2
-          &isa_avx2::kInt8MicroKernels,
-#endif
-#ifdef MINFER_HAVE_ISA_avxvnni
-          &isa_avxvnni::kInt8MicroKernels,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512
-          &isa_avx512::kInt8MicroKernels,
-#endif
-#ifdef MINFER_HAVE_ISA_avx512vnni
-          &isa_avx512vnni::kInt8MicroKernels,
-#endif
-          nullptr},
-      isa);
-  check(best != nullptr, ErrorCode::Unsupported,
+  const LevelKernels* level = level_kernels(isa);
+  check(level != nullptr, ErrorCode::Unsupported,
         std::string("no int8 CPU kernel of this build runs at ISA level ") + isa_name(isa));
-  return *best;
+  return *level->int8;
 }
 
 PackedWeights::PackedWeights(const MicroKernels& geo, const int8_t* w, int64_t n, int64_t k) {

@@ -96,32 +96,35 @@ struct SmoothActivation {
 
 }  // namespace minfer::cpu::f32
 
-// One table per compiled level (defined only where the compiler can target it).
+namespace minfer::cpu {
+
+// All the kernel tables of one ISA level (backends/cpu/isa/level_kernels.cpp), so that a
+// caller picks the level once.
+struct LevelKernels {
+  Isa isa;
+  const q8::MicroKernels* int8;
+  const f32::MicroKernels* fp32;
+  const f32::DepthwisePlanes* depthwise_planes;
+  const f32::DepthwiseChannelKernels* depthwise_channels;
+  const f32::SmoothActivation* smooth_activation;
+};
+
+// The tables of the highest compiled level <= `isa` that this CPU runs, or null when there is
+// none (backends/cpu/isa.cpp).
+const LevelKernels* level_kernels(Isa isa);
+
+}  // namespace minfer::cpu
+
+// One per compiled level (defined only where the compiler can target it).
 namespace minfer::cpu::isa_avx2 {
-extern const q8::MicroKernels kInt8MicroKernels;
-extern const f32::MicroKernels kFp32MicroKernels;
-extern const f32::DepthwisePlanes kDepthwisePlanes;
-extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
-extern const f32::SmoothActivation kSmoothActivation;
-}  // namespace minfer::cpu::isa_avx2
+extern const LevelKernels kLevelKernels;
+}
 namespace minfer::cpu::isa_avxvnni {
-extern const q8::MicroKernels kInt8MicroKernels;
-extern const f32::MicroKernels kFp32MicroKernels;
-extern const f32::DepthwisePlanes kDepthwisePlanes;
-extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
-extern const f32::SmoothActivation kSmoothActivation;
-}  // namespace minfer::cpu::isa_avxvnni
+extern const LevelKernels kLevelKernels;
+}
 namespace minfer::cpu::isa_avx512 {
-extern const q8::MicroKernels kInt8MicroKernels;
-extern const f32::MicroKernels kFp32MicroKernels;
-extern const f32::DepthwisePlanes kDepthwisePlanes;
-extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
-extern const f32::SmoothActivation kSmoothActivation;
-}  // namespace minfer::cpu::isa_avx512
+extern const LevelKernels kLevelKernels;
+}
 namespace minfer::cpu::isa_avx512vnni {
-extern const q8::MicroKernels kInt8MicroKernels;
-extern const f32::MicroKernels kFp32MicroKernels;
-extern const f32::DepthwisePlanes kDepthwisePlanes;
-extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
-extern const f32::SmoothActivation kSmoothActivation;
-}  // namespace minfer::cpu::isa_avx512vnni
+extern const LevelKernels kLevelKernels;
+}

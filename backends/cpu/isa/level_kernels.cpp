@@ -1,0 +1,18 @@
+// One ISA level's kernel tables gathered in one LevelKernels (compiled once per level, like the
+// sources that define the tables).
+#include "backends/cpu/isa.h"
+#include "backends/cpu/isa/isa_kernels.h"
+
+namespace minfer::cpu::MINFER_ISA_NS {
+
+extern const q8::MicroKernels kInt8MicroKernels;                // qgemm_micro.cpp
+extern const f32::MicroKernels kFp32MicroKernels;               // sgemm_micro.cpp
+extern const f32::DepthwisePlanes kDepthwisePlanes;             // depthwise_plane.cpp
+extern const f32::DepthwiseChannelKernels kDepthwiseChannels;  // depthwise_channels.cpp
+extern const f32::SmoothActivation kSmoothActivation;           // activation.cpp
+
+const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL), &kInt8MicroKernels,
+                                 &kFp32MicroKernels,         &kDepthwisePlanes,
+                                 &kDepthwiseChannels,        &kSmoothActivation};
+
+}  // namespace minfer::cpu::MINFER_ISA_NS
