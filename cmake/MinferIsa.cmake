@@ -8,22 +8,26 @@
 #                                           defines MINFER_HAVE_ISA_<LEVEL> for those built.
 include(CheckCXXCompilerFlag)
 
-set(MINFER_ISA_LEVELS avx2 avxvnni avx512 avx512vnni)
+set(MINFER_ISA_LEVELS avx2 avxvnni avx512 avx512vnni amx)
 set(MINFER_ISA_ID_avx2 0)
 set(MINFER_ISA_ID_avxvnni 1)
 set(MINFER_ISA_ID_avx512 2)
 set(MINFER_ISA_ID_avx512vnni 3)
+set(MINFER_ISA_ID_amx 4)
 # -march sets the whole level (a later -march replaces the baseline's, so a build whose
 # MINFER_ARCH is higher still gets a true avx2 path); the extensions come on top.
 set(MINFER_ISA_FLAGS_avx2 -march=x86-64-v3)
 set(MINFER_ISA_FLAGS_avxvnni -march=x86-64-v3 -mavxvnni)
 set(MINFER_ISA_FLAGS_avx512 -march=x86-64-v4 -mprefer-vector-width=512)
 set(MINFER_ISA_FLAGS_avx512vnni -march=x86-64-v4 -mavx512vnni -mprefer-vector-width=512)
+set(MINFER_ISA_FLAGS_amx -march=x86-64-v4 -mavx512vnni -mamx-tile -mamx-int8
+    -mprefer-vector-width=512)
 # The flag whose support decides whether the compiler can build a level at all.
 set(MINFER_ISA_PROBE_avx2 -march=x86-64-v3)
 set(MINFER_ISA_PROBE_avxvnni -mavxvnni)
 set(MINFER_ISA_PROBE_avx512 -march=x86-64-v4)
 set(MINFER_ISA_PROBE_avx512vnni -mavx512vnni)
+set(MINFER_ISA_PROBE_amx -mamx-int8)
 
 function(minfer_isa_sources out_var)
   set(result ${${out_var}})

@@ -8,6 +8,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #define MINFER_X86_CPUID 1
 #endif
 
@@ -28,6 +30,24 @@ bool cpuid_avx_vnni() {
 }
 #endif
 
+// AMX-TILE and AMX-INT8 are CPUID leaf 7, subleaf 0, EDX bits 24 and 25; the OS must enable
+// the tile state (XCR0 bits 17 and 18) and, on Linux, grant this process its use
+// (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA, once): without that grant the first tile
+// instruction faults.
+bool cpuid_amx_int8() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  if (!((edx >> 24) & 1u) || !((edx >> 25) & 1u)) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  if ((lo & (3u << 17)) != (3u << 17)) return false;
+  static const bool permitted = [] {
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtileData = 18;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtileData) == 0;
+  }();
+  return permitted;
+}
+
 // libgcc's and compiler-rt's feature bits also check that the OS saves the registers (XCR0),
 // so an AVX-512 CPU under an OS that disables it reports no AVX-512.
 bool cpu_has(Isa isa) {
@@ -46,6 +66,8 @@ bool cpu_has(Isa isa) {
       return avx512;
     case Isa::avx512_vnni:
       return avx512 && __builtin_cpu_supports("avx512vnni");
+    case Isa::amx:
+      return avx512 && __builtin_cpu_supports("avx512vnni") && cpuid_amx_int8();
   }
 #endif
   (void)isa;
@@ -77,6 +99,8 @@ const char* isa_name(Isa isa) {
       return "avx512";
     case Isa::avx512_vnni:
       return "avx512vnni";
+    case Isa::amx:
+      return "amx";
   }
   return "?";
 }
@@ -85,7 +109,7 @@ Isa parse_isa(const std::string& name, const std::string& what) {
   for (Isa isa : kAllIsas)
     if (name == isa_name(isa)) return isa;
   throw Error(ErrorCode::InvalidArgument,
-              what + ": unknown ISA level '" + name + "' (expected avx2, avxvnni, avx512 or avx512vnni)");
+              what + ": unknown ISA level '" + name + "' (expected avx2, avxvnni, avx512, avx512vnni or amx)");
 }
 
 bool isa_supported(Isa isa) { return cpu_has(isa); }
@@ -130,6 +154,9 @@ const LevelKernels* level_kernels(Isa isa) {
 #endif
 #ifdef MINFER_HAVE_ISA_avx512vnni
       &isa_avx512vnni::kLevelKernels,
+#endif
+#ifdef MINFER_HAVE_ISA_amx
+      &isa_amx::kLevelKernels,
 #endif
       nullptr};
   const LevelKernels* best = nullptr;

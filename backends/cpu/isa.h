@@ -22,10 +22,12 @@ enum class Isa {
   avx_vnni,     // AVX2 + AVX-VNNI (vpdpbusd on 256-bit registers: Alder Lake, Zen 5)
   avx512,       // AVX-512 F/BW/DQ/VL (x86-64-v4)
   avx512_vnni,  // AVX-512 + VNNI (Cascade Lake and later, Zen 4 and later)
+  amx,          // AVX-512 VNNI + AMX-INT8 tiles (Sapphire Rapids and later): the int8 GEMM
 };
-inline constexpr Isa kAllIsas[] = {Isa::avx2, Isa::avx_vnni, Isa::avx512, Isa::avx512_vnni};
+inline constexpr Isa kAllIsas[] = {Isa::avx2, Isa::avx_vnni, Isa::avx512, Isa::avx512_vnni,
+                                   Isa::amx};
 
-const char* isa_name(Isa isa);  // "avx2", "avxvnni", "avx512", "avx512vnni"
+const char* isa_name(Isa isa);  // "avx2", "avxvnni", "avx512", "avx512vnni", "amx"
 // True when this CPU (and OS: register state enabled by XCR0) can run the level.
 bool isa_supported(Isa isa);
 // The levels this CPU supports, lowest first (empty on a CPU without AVX2).

@@ -26,7 +26,7 @@
 namespace minfer::cpu::q8 {
 
 // The largest tile any level writes (rows x channels), for callers' stack buffers.
-inline constexpr int kMaxTileInts = 12 * 32;
+inline constexpr int kMaxTileInts = 32 * 32;
 
 // The micro-kernels of the highest compiled level <= isa that this CPU supports; throws
 // Unsupported when there is none.
@@ -38,7 +38,8 @@ inline int32_t a_offset(const MicroKernels& k, int32_t x_zero_point) {
   return x_zero_point + k.a_offset;
 }
 inline int64_t k_steps(const MicroKernels& kern, int64_t k) {
-  return (k + kern.kstep - 1) / kern.kstep;
+  const int64_t lanes = (k + kern.kstep - 1) / kern.kstep;
+  return (lanes + kern.kq_align - 1) / kern.kq_align * kern.kq_align;
 }
 
 // Weights W [n][k] (row j = output channel j) packed into ceil(n / nr) blocks of nr channels

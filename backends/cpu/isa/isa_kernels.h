@@ -30,6 +30,7 @@ struct MicroKernels {
   int mr;            // rows (output pixels) per micro-tile
   int nr;            // output channels per micro-tile and per packed weight block
   int kstep;         // k values per 32-bit lane: 2 (int16 pairs, vpmaddwd) or 4 (vpdpbusd)
+  int kq_align;      // the lanes of a row are a multiple of this (16: whole AMX tiles, else 1)
   int32_t a_offset;  // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
   MicroKernel micro;
   PackRow pack_a_row;
@@ -126,5 +127,8 @@ namespace minfer::cpu::isa_avx512 {
 extern const LevelKernels kLevelKernels;
 }
 namespace minfer::cpu::isa_avx512vnni {
+extern const LevelKernels kLevelKernels;
+}
+namespace minfer::cpu::isa_amx {
 extern const LevelKernels kLevelKernels;
 }

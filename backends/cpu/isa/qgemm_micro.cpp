@@ -6,9 +6,14 @@
 //                           but saturates its int16 pair sums.
 //   avxvnni, avx512vnni     vpdpbusd (k in quads), unsigned activations x + 128 (x ^ 0x80)
 //                           times signed weights; the caller folds -128 * sum(W[j]) into init.
+//   amx                     tdpbusd on AMX tiles, the same operands as vpdpbusd.
 //
 // A tile is mr rows x 2 vectors of int32 channels (16 or 32), accumulated in registers:
-// 6 rows on 16 ymm registers, 12 rows on 32 zmm registers.
+// 6 rows on 16 ymm registers, 12 rows on 32 zmm registers. On AMX it is a block of four
+// 16 x 16 int32 tile registers (32 rows x 32 channels), the activations' rows
+// 16-row x 64-byte tiles per 16 quads of k, the weights 16-quad x 16-channel tiles: the packed
+// layouts of the other levels are already those tiles' (rows of quads; quads of channels, read
+// 64 bytes of each 128-byte quad at a time), with k padded to whole tiles.
 #include <cstring>
 
 #include "backends/cpu/isa/isa_kernels.h"
@@ -18,9 +23,11 @@ namespace minfer::cpu::MINFER_ISA_NS {
 
 namespace {
 
+constexpr bool kAmx = MINFER_ISA_LEVEL == MINFER_LEVEL_AMX;
 constexpr int kNr = 2 * kI32Lanes;
-constexpr int kMr = MINFER_ISA_WIDE ? 12 : 6;
+constexpr int kMr = kAmx ? 32 : MINFER_ISA_WIDE ? 12 : 6;
 constexpr int kStep = MINFER_ISA_VNNI ? 4 : 2;
+constexpr int kQuadAlign = kAmx ? 16 : 1;  // k quads per tile row
 
 template <int R>
 void tile(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, const int32_t* init,
@@ -70,10 +77,54 @@ void tile_rows(int rows, const uint8_t* a, int64_t a_stride, const uint8_t* b, i
   }
 }
 
+#if MINFER_ISA_LEVEL == MINFER_LEVEL_AMX
+// The tile registers' shapes (palette 1): 0-3 = C, 16 rows of 16 int32 each (a 32 x 32 block:
+// tile 2i + j holds rows 16i.., channels 16j..); 4-5 = A, 16 rows of 64 bytes (16 quads);
+// 6-7 = B, 16 quads of 16 channels x 4 bytes.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+// All 32 rows of A are read (the caller's row buffers hold whole tiles); rows past `rows` are
+// computed and stored but not used. Each A and B tile serves two products. The configuration
+// is loaded on every call: other code on this thread may have loaded its own.
+void micro(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, int rows,
+           const int32_t* init, int32_t* c) {
+  (void)rows;
+  static const TileConfig config;
+  _tile_loadconfig(&config);
+  alignas(64) int32_t start[2][16 * 16];  // init's two halves, one per row of a C tile
+  for (int j = 0; j < 2; ++j)
+    for (int r = 0; r < 16; ++r) std::memcpy(start[j] + r * 16, init + 16 * j, 64);
+  _tile_loadd(0, start[0], 64);
+  _tile_loadd(1, start[1], 64);
+  _tile_loadd(2, start[0], 64);
+  _tile_loadd(3, start[1], 64);
+  const int64_t b_row = kNr * 4;  // bytes per quad of the weight block
+  for (int64_t q = 0; q < kq; q += 16) {
+    _tile_loadd(4, a + q * 4, a_stride);
+    _tile_loadd(5, a + 16 * a_stride + q * 4, a_stride);
+    _tile_loadd(6, b + q * b_row, b_row);
+    _tile_loadd(7, b + q * b_row + 64, b_row);
+    _tile_dpbusd(0, 4, 6);
+    _tile_dpbusd(1, 4, 7);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+  }
+  _tile_stored(0, c, b_row);
+  _tile_stored(1, c + 16, b_row);
+  _tile_stored(2, c + 16 * kNr, b_row);
+  _tile_stored(3, c + 16 * kNr + 16, b_row);
+}
+#else
 void micro(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, int rows,
            const int32_t* init, int32_t* c) {
   tile_rows<kMr>(rows, a, a_stride, b, kq, init, c);
 }
+#endif
 
 // Plain loops: the compiler vectorizes them for the level this file is built for.
 void pack_a_row(const int8_t* x, int64_t k, int64_t kq, uint8_t* out) {
@@ -94,6 +145,7 @@ const q8::MicroKernels kInt8MicroKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                          kMr,
                                          kNr,
                                          kStep,
+                                         kQuadAlign,
                                          MINFER_ISA_VNNI ? 128 : 0,
                                          micro,
                                          pack_a_row};
