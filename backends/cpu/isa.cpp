@@ -109,7 +109,8 @@ Isa parse_isa(const std::string& name, const std::string& what) {
   for (Isa isa : kAllIsas)
     if (name == isa_name(isa)) return isa;
   throw Error(ErrorCode::InvalidArgument,
-              what + ": unknown ISA level '" + name + "' (expected avx2, avxvnni, avx512, avx512vnni or amx)");
+              what + ": unknown ISA level '" + name +
+                  "' (expected avx2, avxvnni, avx512, avx512vnni or amx)");
 }
 
 bool isa_supported(Isa isa) { return cpu_has(isa); }

@@ -122,9 +122,9 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
                       std::min(p1, s0 + kSlicePanels), c + r0 * ldc, ldc, bias, act);
   };
   // With enough rows for each thread, the threads split C's rows (each then reads only its
-  // rows of A): ViT-B/16 at 2 threads ran 2-6 % faster so on a Zen 3 and on the Xeon than
-  // with every thread reading all of A for its slices of the columns. (Parts of fewer rows
-  // lost: [128, 768] x [768, 3072] 3-7 % slower on the Zen 3.)
+  // rows of A): ViT-B/16 at 2 threads ran 2-10 % faster this way on a Zen 3 and on a Xeon
+  // than with every thread reading all of A for its slices of the columns. (Parts of fewer
+  // rows lost: [128, 768] x [768, 3072] 3-7 % slower on the Zen 3.)
   if (used > 1 && m / used >= kMinPartRows) {
     parallel_region(used, [&](int part, int parts) {
       run_columns(aligned_split_begin(m, parts, part, kMr),
