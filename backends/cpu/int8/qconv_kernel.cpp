@@ -166,6 +166,7 @@ const int8_t* QConvKernel::im2col_row(const int8_t* x, int64_t p, int64_t g, int
 
 void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1,
                            int64_t g, int64_t b0, int64_t b1, uint8_t* workspace) const {
+  if (kern_->begin) kern_->begin();
   uint8_t* a = workspace;
   int8_t* tmp = reinterpret_cast<int8_t*>(workspace + block_rows_ * a_stride_);
   const int64_t K = d_.k();

@@ -34,6 +34,9 @@ struct MicroKernels {
   int32_t a_offset;  // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
   MicroKernel micro;
   PackRow pack_a_row;
+  // Readies the calling thread for micro (amx: loads the tile configuration), to call before
+  // a run of micro calls with no other AMX code between them; null where nothing is needed.
+  void (*begin)();
 };
 
 }  // namespace minfer::cpu::q8
