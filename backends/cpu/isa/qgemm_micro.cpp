@@ -88,9 +88,9 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
 };
 
-// Loads the tile shapes: once per run of micro calls (MicroKernels::begin), not per call, as
-// the loading costs about as much as a 64-deep 32 x 32 product (3-5 % of int8 ResNet-50 on a
-// Xeon); other code on the thread may load its own between two runs.
+// Loads the tile shapes: once per run of micro calls (MicroKernels::begin), not per call (per
+// call took 3-5 % more of int8 ResNet-50's time on a Xeon); other code on the thread may load
+// its own between two runs.
 void begin_tiles() {
   static const TileConfig config;
   _tile_loadconfig(&config);
