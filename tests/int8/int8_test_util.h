@@ -70,6 +70,8 @@ inline std::vector<Tensor> make_qconv(const QConvShape& s, QConvVariant variant,
   Tensor x = random_i8(Shape{s.n, s.h, s.w, s.c}, rng);
   Tensor w = random_i8(Shape{s.m, s.c / s.group, s.kh, s.kw}, rng, -127, 127);
   Tensor b = random_i32(Shape{s.m}, rng, -20000, 20000);
+  if (variant == QConvVariant::ReluPreShift)  // accumulators past the pre-shift's clamp
+    for (int64_t j = 0; j < s.m; j += 3) b.data<int32_t>()[j] += (j % 2 ? 1 : -1) * (1 << 30);
   std::vector<float> sw(s.m);
   for (auto& v : sw) v = std::uniform_real_distribution<float>(0.002f, 0.02f)(rng);
   a.set("layout", std::string("NHWC"));

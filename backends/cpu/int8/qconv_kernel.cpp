@@ -80,6 +80,7 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   x_zero_point_ = int8::x_zero_point(node);
 
   kern_ = &q8::micro_kernels(active_isa());
+  requant_ = q8::requant_kernels(kern_->isa).tile;
   const q8::MicroKernels& geo = *kern_;
   const int64_t K = d_.k();
   kq_ = q8::k_steps(geo, K);
@@ -174,6 +175,7 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
     kern_->pack_a_row(im2col_row(x, p, g, tmp), K, kq_, a + (p - p0) * a_stride_);
   alignas(64) int32_t c[q8::kMaxTileInts];
   const q8::MicroKernels& geo = *kern_;
+  const q8::RequantParams rq = rq_.params();
   const q8::PackedWeights& pw = packed_->weights[g];
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t cols = std::min<int64_t>(geo.nr, d_.mg - b * geo.nr);
@@ -184,8 +186,8 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
       geo.micro(a + (r0 - p0) * a_stride_, a_stride_, pw.block(b), kq_, rows, init, c);
       const int64_t out = r0 * d_.m + c0;
       if (rq_.int8_out)
-        q8::requant_tile(rq_, c, geo.nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m,
-                         z ? z + out : nullptr);
+        requant_(rq, c, geo.nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m,
+                 z ? z + out : nullptr);
       else
         q8::dequant_tile(rq_, c, geo.nr, rows, c0, cols, static_cast<float*>(y) + out, d_.m);
     }

@@ -47,6 +47,7 @@ class QConvKernel final : public Kernel {
   bool direct_rows_ = false;  // 1x1, stride 1, no padding, one group: rows are the input
   bool contiguous_taps_ = false;  // dilation 1 along x, one group: a kernel row is one run
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
+  q8::RequantTile requant_ = nullptr;       // and its output stage
   struct Packed {
     std::vector<q8::PackedWeights> weights;  // per group
     std::vector<std::vector<int32_t>> init;  // per group: bias - offset * row sums, padded

@@ -52,6 +52,7 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   dh_ = g.dilation_h(), dw_ = g.dilation_w(), pad_t_ = g.pad_top(), pad_l_ = g.pad_left();
   const bool residual = ctx.inputs.size() > 3 && ctx.inputs[3].present;
   rq_ = q8::make_requant(int8::parse_output_stage(node, c_, residual), c_);
+  requant_ = q8::requant_kernels(active_isa()).tile;
   x_zero_point_ = int8::x_zero_point(node);
 
   // ONNX weights [C, 1, kh, kw] -> [tap][C], so that a tap's weights are contiguous like the
@@ -94,8 +95,8 @@ MINFER_TARGET_AVX2 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t
     // The row's pixels as the rows of one tile of all channels.
     const int64_t out = r * ow_ * c;
     if (rq_.int8_out)
-      q8::requant_tile(rq_, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c,
-                       z ? z + out : nullptr);
+      requant_(rq_.params(), acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c,
+               z ? z + out : nullptr);
     else
       q8::dequant_tile(rq_, acc, c, int(ow_), 0, c, static_cast<float*>(y) + out, c);
   }

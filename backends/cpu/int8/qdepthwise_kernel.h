@@ -35,6 +35,7 @@ class QDepthwiseKernel final : public Kernel {
   std::vector<int32_t> weights_;  // [tap][channel]
   std::vector<int32_t> bias_;     // per channel (zeros without a bias)
   q8::Requant rq_;
+  q8::RequantTile requant_ = nullptr;  // rq_'s int8 output at the ISA level
   int threads_ = 1;
 };
 

@@ -9,12 +9,19 @@
 
 namespace minfer::cpu::q8 {
 
-const MicroKernels& micro_kernels(Isa isa) {
+namespace {
+
+const LevelKernels& level(Isa isa) {
   const LevelKernels* level = level_kernels(isa);
   check(level != nullptr, ErrorCode::Unsupported,
         std::string("no int8 CPU kernel of this build runs at ISA level ") + isa_name(isa));
-  return *level->int8;
+  return *level;
 }
+
+}  // namespace
+
+const MicroKernels& micro_kernels(Isa isa) { return *level(isa).int8; }
+const RequantKernels& requant_kernels(Isa isa) { return *level(isa).int8_requant; }
 
 PackedWeights::PackedWeights(const MicroKernels& geo, const int8_t* w, int64_t n, int64_t k) {
   kq_ = k_steps(geo, k);

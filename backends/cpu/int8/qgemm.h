@@ -31,6 +31,8 @@ inline constexpr int kMaxTileInts = 32 * 32;
 // The micro-kernels of the highest compiled level <= isa that this CPU supports; throws
 // Unsupported when there is none.
 const MicroKernels& micro_kernels(Isa isa);
+// The requantizing output stage of the same level.
+const RequantKernels& requant_kernels(Isa isa);
 
 // The constant every packed activation is offset by, plus the input zero point: the
 // accumulator init of channel j is bias[j] - a_offset(k, zx) * sum_k W[j][k].

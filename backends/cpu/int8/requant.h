@@ -1,11 +1,13 @@
-// The output stage of the int8 CPU kernels, vectorized with AVX2: the exact integers of
-// int8::stage_int8 / int8::stage_float (ops/int8/int8_ops.h), from per-channel parameters
-// laid out for 8-lane loads.
+// The output stage of the int8 CPU kernels: the exact integers of int8::stage_int8 /
+// int8::stage_float (ops/int8/int8_ops.h), from per-channel parameters laid out for vector
+// loads. The int8 output runs at the kernels' ISA level (RequantKernels, backends/cpu/isa/
+// requant_tile.cpp); the float output here, vectorized with AVX2.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/isa/isa_kernels.h"
 #include "ops/int8/int8_ops.h"
 
 namespace minfer::cpu::q8 {
@@ -14,6 +16,7 @@ struct Requant {
   bool int8_out = true;
   // Per channel (padded by 32 so 8-lane loads never run past the end).
   std::vector<int32_t> m, rnd, shift, lo, hi, pre;  // rnd = 2^(n-33), shift = n - 32
+  bool pre_shift = false;                           // some pre (a left shift) > 0
   std::vector<float> scale;                         // float output
   int32_t zero_point = 0, qmin = -128, qmax = 127;
   bool relu = false;
@@ -21,14 +24,14 @@ struct Requant {
   // + y_zero_point).
   bool residual = false;
   int32_t ma = 0, mb = 0, k = 1, z_zero_point = 0, y_zero_point = 0, y_min = -128, y_max = 127;
+
+  // The int8 output's parameters for RequantKernels::tile (pointers into this object).
+  RequantParams params() const;
 };
 
 Requant make_requant(const int8::OutputStage& st, int64_t channels);
 
-// A tile of `rows` rows x output channels [c0, c0 + cols): acc[r * acc_stride + i] is row r,
-// channel c0 + i; outputs go to y + r * y_stride + i. z: the residual (laid out as y), or null.
-void requant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
-                  int64_t cols, int8_t* y, int64_t y_stride, const int8_t* z);
+// The float output of a tile laid out as RequantTile's.
 void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
                   int64_t cols, float* y, int64_t y_stride);
 

@@ -39,6 +39,29 @@ struct MicroKernels {
   void (*begin)();
 };
 
+// The requantizing output stage's parameters (backends/cpu/int8/requant.h): per channel (read
+// a whole vector at a time: padded by 32), then the scalars.
+struct RequantParams {
+  const int32_t *m, *rnd, *shift;  // the multiplier and its rounding right shift
+  const int32_t *lo, *hi, *pre;    // the clamp before a left shift by pre
+  bool pre_shift;                  // some channel has pre > 0 (else lo, hi, pre do nothing)
+  int32_t zero_point, qmin, qmax;
+  bool residual;
+  int32_t ma, mb, k, z_zero_point, y_zero_point, y_min, y_max;
+};
+// A tile of `rows` rows x output channels [c0, c0 + cols): acc[r * acc_stride + i] is row r,
+// channel c0 + i; the int8 outputs go to y + r * y_stride + i. z: the residual (laid out as
+// y), or null.
+using RequantTile = void (*)(const RequantParams& rq, const int32_t* acc, int64_t acc_stride,
+                             int rows, int64_t c0, int64_t cols, int8_t* y, int64_t y_stride,
+                             const int8_t* z);
+
+// The requantizing output stage of one ISA level (backends/cpu/isa/requant_tile.cpp).
+struct RequantKernels {
+  Isa isa;
+  RequantTile tile;
+};
+
 }  // namespace minfer::cpu::q8
 
 namespace minfer::cpu::f32 {
@@ -107,6 +130,7 @@ namespace minfer::cpu {
 struct LevelKernels {
   Isa isa;
   const q8::MicroKernels* int8;
+  const q8::RequantKernels* int8_requant;
   const f32::MicroKernels* fp32;
   const f32::DepthwisePlanes* depthwise_planes;
   const f32::DepthwiseChannelKernels* depthwise_channels;

@@ -6,13 +6,18 @@
 namespace minfer::cpu::MINFER_ISA_NS {
 
 extern const q8::MicroKernels kInt8MicroKernels;                // qgemm_micro.cpp
+extern const q8::RequantKernels kRequantKernels;                // requant_tile.cpp
 extern const f32::MicroKernels kFp32MicroKernels;               // sgemm_micro.cpp
 extern const f32::DepthwisePlanes kDepthwisePlanes;             // depthwise_plane.cpp
 extern const f32::DepthwiseChannelKernels kDepthwiseChannels;  // depthwise_channels.cpp
 extern const f32::SmoothActivation kSmoothActivation;           // activation.cpp
 
-const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL), &kInt8MicroKernels,
-                                 &kFp32MicroKernels,         &kDepthwisePlanes,
-                                 &kDepthwiseChannels,        &kSmoothActivation};
+const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
+                                 &kInt8MicroKernels,
+                                 &kRequantKernels,
+                                 &kFp32MicroKernels,
+                                 &kDepthwisePlanes,
+                                 &kDepthwiseChannels,
+                                 &kSmoothActivation};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS

@@ -1,0 +1,148 @@
+// The int8 kernels' requantizing output stage, one source for every ISA level (the arithmetic:
+// backends/cpu/int8/requant.h; the reference: int8::stage_int8). Eight channels per vector on
+// the 256-bit levels, sixteen on the 512-bit ones, where masked loads and stores also take a
+// layer's last channels and one vpmovsdb turns a vector into bytes.
+#include <cstring>
+
+#include "backends/cpu/isa/isa_kernels.h"
+#include "backends/cpu/isa/simd.h"
+
+namespace minfer::cpu::MINFER_ISA_NS {
+
+namespace {
+
+#if MINFER_ISA_WIDE
+// All-lanes masked forms where GCC 12's plain ones warn (maybe-uninitialized, as in simd.h).
+constexpr __mmask16 kAll = 0xffff;
+constexpr __mmask8 kAll64 = 0xff;
+static inline VI32 add(VI32 a, VI32 b) { return _mm512_add_epi32(a, b); }
+static inline VI32 sub(VI32 a, VI32 b) { return _mm512_sub_epi32(a, b); }
+static inline VI32 mullo(VI32 a, VI32 b) { return _mm512_mullo_epi32(a, b); }
+static inline VI32 clamp(VI32 v, VI32 lo, VI32 hi) {
+  return _mm512_maskz_min_epi32(kAll, _mm512_maskz_max_epi32(kAll, v, lo), hi);
+}
+static inline VI32 shift_left(VI32 v, VI32 n) { return _mm512_maskz_sllv_epi32(kAll, v, n); }
+static inline VI32 shift_right(VI32 v, VI32 n) { return _mm512_maskz_srav_epi32(kAll, v, n); }
+static inline VI32 shift_right(VI32 v, int n) {
+  return _mm512_maskz_sra_epi32(kAll, v, _mm_cvtsi32_si128(n));
+}
+static inline VI32 odd_lanes(VI32 m) { return _mm512_maskz_srli_epi64(kAll64, m, 32); }
+// floor(a * m / 2^32) per lane: the high halves of the even and odd lanes' 64-bit products.
+static inline VI32 mul_high(VI32 a, VI32 m, VI32 m_odd) {
+  const VI32 even = _mm512_maskz_mul_epi32(kAll64, a, m);
+  const VI32 odd = _mm512_maskz_mul_epi32(kAll64, odd_lanes(a), m_odd);
+  return _mm512_mask_blend_epi32(0xAAAA, odd_lanes(even), odd);
+}
+
+// The first n lanes (n <= 16) of int32 or int8 values, and their store as bytes.
+using Lanes = __mmask16;
+static inline Lanes first_lanes(int64_t n) {
+  return n >= kI32Lanes ? Lanes(0xffff) : Lanes((1u << n) - 1);
+}
+static inline VI32 load_n(const int32_t* p, Lanes n) { return _mm512_maskz_loadu_epi32(n, p); }
+static inline VI32 load_bytes(const int8_t* p, Lanes n) {
+  return _mm512_maskz_cvtepi8_epi32(kAll, _mm_maskz_loadu_epi8(n, p));
+}
+// The values are in [-128, 127] already: the saturating narrowing only packs them.
+static inline void store_bytes(int8_t* p, VI32 v, Lanes n) {
+  _mm512_mask_cvtsepi32_storeu_epi8(p, n, v);
+}
+#else
+static inline VI32 add(VI32 a, VI32 b) { return _mm256_add_epi32(a, b); }
+static inline VI32 sub(VI32 a, VI32 b) { return _mm256_sub_epi32(a, b); }
+static inline VI32 mullo(VI32 a, VI32 b) { return _mm256_mullo_epi32(a, b); }
+static inline VI32 clamp(VI32 v, VI32 lo, VI32 hi) {
+  return _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
+}
+static inline VI32 shift_left(VI32 v, VI32 n) { return _mm256_sllv_epi32(v, n); }
+static inline VI32 shift_right(VI32 v, VI32 n) { return _mm256_srav_epi32(v, n); }
+static inline VI32 shift_right(VI32 v, int n) { return _mm256_sra_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline VI32 mul_high(VI32 a, VI32 m, VI32 m_odd) {
+  const VI32 even = _mm256_mul_epi32(a, m);
+  const VI32 odd = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), m_odd);
+  return _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
+}
+static inline VI32 odd_lanes(VI32 m) { return _mm256_srli_epi64(m, 32); }
+
+// A count of lanes (n <= 8): the partial vectors go through small buffers.
+using Lanes = int64_t;
+static inline Lanes first_lanes(int64_t n) { return n < kI32Lanes ? n : kI32Lanes; }
+static inline VI32 load_n(const int32_t* p, Lanes n) {
+  if (n == kI32Lanes) return load_i32(p);
+  int32_t tail[kI32Lanes] = {};
+  std::memcpy(tail, p, n * 4);
+  return load_i32(tail);
+}
+static inline VI32 load_bytes(const int8_t* p, Lanes n) {
+  int64_t bits = 0;
+  std::memcpy(&bits, p, n);
+  return _mm256_cvtepi8_epi32(_mm_cvtsi64_si128(bits));
+}
+static inline void store_bytes(int8_t* p, VI32 v, Lanes n) {
+  const __m256i w = _mm256_packs_epi32(v, v);  // [0..3 0..3 | 4..7 4..7] as int16
+  const __m256i b = _mm256_packs_epi16(w, w);  // [0..3 x4 | 4..7 x4] as int8
+  const __m128i lo = _mm256_castsi256_si128(b), hi = _mm256_extracti128_si256(b, 1);
+  const int64_t bytes = _mm_cvtsi128_si64(_mm_unpacklo_epi32(lo, hi));
+  std::memcpy(p, &bytes, n);
+}
+#endif
+
+// The per-channel parameters of one vector of channels, loaded once per tile column.
+struct Channels {
+  VI32 lo, hi, pre, m, m_odd, rnd, shift;
+};
+
+template <bool kPreShift, bool kResidual>
+void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t acc_stride,
+                     int rows, int64_t c0, int64_t cols, int8_t* y, int64_t y_stride,
+                     const int8_t* z) {
+  const VI32 zero_point = splat_i32(rq.zero_point), qmin = splat_i32(rq.qmin),
+             qmax = splat_i32(rq.qmax);
+  const VI32 ma = splat_i32(rq.ma), mb = splat_i32(rq.mb), z_zero_point = splat_i32(rq.z_zero_point),
+             half = splat_i32(rq.k > 0 ? 1 << (rq.k - 1) : 0),
+             y_zero_point = splat_i32(rq.y_zero_point), y_min = splat_i32(rq.y_min),
+             y_max = splat_i32(rq.y_max);
+  for (int64_t j = 0; j < cols; j += kI32Lanes) {
+    const int64_t c = c0 + j;
+    Channels ch;
+    ch.m = load_i32(rq.m + c);
+    ch.m_odd = odd_lanes(ch.m);
+    ch.rnd = load_i32(rq.rnd + c);
+    ch.shift = load_i32(rq.shift + c);
+    if constexpr (kPreShift) {
+      ch.lo = load_i32(rq.lo + c);
+      ch.hi = load_i32(rq.hi + c);
+      ch.pre = load_i32(rq.pre + c);
+    }
+    const Lanes n = first_lanes(cols - j);
+    for (int r = 0; r < rows; ++r) {
+      VI32 a = load_n(acc + r * acc_stride + j, n);
+      if constexpr (kPreShift) a = shift_left(clamp(a, ch.lo, ch.hi), ch.pre);
+      VI32 t = shift_right(add(mul_high(a, ch.m, ch.m_odd), ch.rnd), ch.shift);
+      t = clamp(add(t, zero_point), qmin, qmax);
+      if constexpr (kResidual) {
+        const VI32 zv = load_bytes(z + r * y_stride + j, n);
+        VI32 s = add(mullo(sub(t, zero_point), ma), mullo(sub(zv, z_zero_point), mb));
+        t = clamp(add(shift_right(add(s, half), rq.k), y_zero_point), y_min, y_max);
+      }
+      store_bytes(y + r * y_stride + j, t, n);
+    }
+  }
+}
+
+void requant_tile(const q8::RequantParams& rq, const int32_t* acc, int64_t acc_stride, int rows,
+                  int64_t c0, int64_t cols, int8_t* y, int64_t y_stride, const int8_t* z) {
+  if (rq.pre_shift)
+    z ? requant_columns<true, true>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z)
+      : requant_columns<true, false>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z);
+  else
+    z ? requant_columns<false, true>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z)
+      : requant_columns<false, false>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z);
+}
+
+}  // namespace
+
+extern const q8::RequantKernels kRequantKernels;
+const q8::RequantKernels kRequantKernels{static_cast<Isa>(MINFER_ISA_LEVEL), requant_tile};
+
+}  // namespace minfer::cpu::MINFER_ISA_NS
