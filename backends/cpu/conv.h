@@ -23,13 +23,17 @@
 // constant weights, at least 32 channels in and out and output planes of at least 14x14 run
 // Winograd F(4x4, 3x3) instead (winograd.h: 36 GEMMs on transformed tiles, 4x fewer
 // multiplications, on ConvGemm's tiles under the same rule; MINFER_CPU_WINOGRAD=0 turns it
-// off); its variant() then says "winograd" ("winograd <isa>" on ConvGemm's tiles).
+// off); its variant() then says "winograd" ("winograd <isa>" on ConvGemm's tiles). Ungrouped
+// convs with constant weights whose output plane would leave lanes of those tiles empty (7x7)
+// put the output channels in the lanes instead (conv_small_plane.h; "small-plane <isa>";
+// MINFER_CPU_SMALL_PLANE=0 turns it off).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "backends/cpu/conv_gemm.h"
+#include "backends/cpu/conv_small_plane.h"
 #include "backends/cpu/depthwise.h"
 #include "backends/cpu/depthwise_channels.h"
 #include "backends/cpu/epilogue.h"
@@ -49,7 +53,7 @@ class ConvKernel final : public Kernel {
   std::string variant() const override;  // "winograd", "direct <isa>" (ConvGemm), else empty
 
  private:
-  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd };
+  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane };
 
   // The convolution's geometry (a 1-D conv has h = oh = kh = 1), sizes in elements.
   struct Dims {
@@ -100,6 +104,7 @@ class ConvKernel final : public Kernel {
   int depthwise_lanes_ = 8;                      // the channels kernel's channels per vector
   DepthwiseChannelsFn depthwise_channels_ = nullptr;  // instead of it on small planes
   WinogradConv winograd_;                       // Method::Winograd's weights and run loop
+  SmallPlaneConv small_plane_;                  // Method::SmallPlane's
   Activation act_;
   int64_t tile_cols_ = 0;                      // output positions per tile (run() may rebalance)
   int threads_ = 1;                            // workspace is sized for this many threads

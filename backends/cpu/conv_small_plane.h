@@ -1,0 +1,64 @@
+// Convolutions with a small output plane (7x7: the last stage of ResNets) computed with the
+// output channels as the vector lanes:
+//
+//   Y^T [p, M] = im2col(X)^T [p, K] * W^T [K, M]        (p = output positions of an image)
+//
+// ConvGemm and Winograd put the output positions in the lanes, and 49 positions fill 49 of
+// the 64 lanes of two 32-column tiles (77 %); here the 512 channels of a ResNet's last stage
+// fill whole vectors and the 49 positions are 8 tiles of 6 rows and 1 of 1 (91 %). The input is
+// moved to channels-last once, each position's taps are then whole rows of it (copies, tap-major
+// k), the product runs on PackedRhs (W^T packed once, the bias in registers), and the epilogue
+// adds the residual and applies the activation while moving the result back to NCHW.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/packed_rhs_gemm.h"
+#include "minfer/kernel.h"
+
+namespace minfer::cpu {
+
+// False when the environment sets MINFER_CPU_SMALL_PLANE=0 (A/B benchmarks).
+bool small_plane_enabled();
+
+class SmallPlaneConv {
+ public:
+  // A 2-D, ungrouped convolution; sizes in elements.
+  struct Shape {
+    int64_t n, c, h, w;  // input
+    int64_t m, oh, ow;   // output
+    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l;
+  };
+
+  // Whether it beats the position-lane tiles: an output plane of at most 64 positions that
+  // `tile_columns`-wide tiles would leave lanes of, at least 64 output channels in whole
+  // 16-lane vectors, and enough products to pay for moving the input to channels-last and the
+  // output back. Measured on a Zen 4 (in-model, in-process A/B): ResNet's 3x3 convs (4608
+  // multiply-adds per moved value) and ResNet-50's 2048 -> 512 1x1 (500) ran 5-20 % faster;
+  // its 1x1 convs to 2048 channels (K = 512, 1024) and EfficientNet-B0's 1152 -> 192 (190)
+  // 2-3 % slower. Hence K >= M and at least 384 multiply-adds per moved value.
+  static bool pays(const Shape& s, int64_t tile_columns);
+
+  // Packs W [M, C, kh, kw] as W^T with tap-major k (shared through ctx with the session's other
+  // plans) and returns the workspace floats that a run needs (all threads together).
+  int64_t prepare(PrepareContext& ctx, const Shape& s, const float* weights);
+  // y = act(conv(x) + b + z); b and z may be null.
+  void run(const float* x, const float* b, const float* z, float* y, const Activation& act,
+           float* workspace, int threads) const;
+  Isa isa() const { return w_->isa(); }
+
+ private:
+  int64_t k() const { return s_.c * s_.kh * s_.kw; }
+  int64_t positions() const { return s_.oh * s_.ow; }
+  // The taps of every output position of one image, [p, K] (k = tap * C + channel), from its
+  // channels-last copy xt [h * w, C]: padding taps are zeros.
+  void gather_taps(const float* xt, float* col, int threads) const;
+
+  Shape s_{};
+  bool direct_rows_ = false;  // 1x1, stride 1, no padding: the channels-last copy is the operand
+  std::shared_ptr<const PackedRhs> w_;
+};
+
+}  // namespace minfer::cpu

@@ -1,0 +1,174 @@
+// The small-plane path of the CPU Conv kernel (backends/cpu/conv_small_plane.h: the output
+// channels in the vector lanes, for 7x7-like output planes) against the Conv reference plus
+// the residual and the activation, and the rule that picks it.
+#include <cstring>
+#include <new>
+
+#include "backends/cpu/conv.h"
+#include "backends/cpu/isa.h"
+#include "isa/for_each_isa.h"
+#include "minfer/registry.h"
+#include "test_util.h"
+
+namespace minfer {
+namespace {
+
+struct SmallCase {
+  const char* what;
+  Shape x, w;
+  std::vector<int64_t> strides, pads;  // pads: top, left, bottom, right
+  bool bias, residual;
+  int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75]
+};
+
+// Large enough for pays() (the products per moved value: see conv_small_plane.h).
+const SmallCase kCases[] = {
+    {"3x3 on 7x7, batch 2, residual and Relu (ResNet's last stage)",
+     {2, 128, 7, 7}, {96, 128, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, true, 1},
+    {"1x1 on 7x7: the channels-last input is the operand", {1, 2048, 7, 7},
+     {512, 2048, 1, 1}, {1, 1}, {0, 0, 0, 0}, true, false, 2},
+    {"3x3 stride 2, 14x14 -> 7x7, no bias", {1, 256, 14, 14}, {512, 256, 3, 3}, {2, 2},
+     {1, 1, 1, 1}, false, false, 0},
+    {"3x3 stride 2 on an odd plane, uneven pads, residual", {1, 128, 11, 9}, {384, 128, 3, 3},
+     {2, 2}, {1, 0, 1, 1}, true, true, 0},
+};
+
+Node fused_conv(const SmallCase& c) {
+  Node node;
+  node.name = "conv";
+  node.op_type = "FusedConv";
+  node.domain = kMinferDomain;
+  node.attrs.set("strides", c.strides);
+  node.attrs.set("pads", c.pads);
+  node.attrs.set("kernel_shape", std::vector<int64_t>{c.w[2], c.w[3]});
+  if (c.act == 1) node.attrs.set("activation", std::string("Relu"));
+  if (c.act == 2) {
+    node.attrs.set("activation", std::string("Clip"));
+    node.attrs.set("activation_min", -0.5f);
+    node.attrs.set("activation_max", 0.75f);
+  }
+  return node;
+}
+
+// The reference: plain Conv, plus the residual, then the activation.
+Tensor expected(const SmallCase& c, const std::vector<Tensor>& in) {
+  Graph g;
+  std::vector<Value*> args;
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < (c.bias ? 3u : 2u); ++i) {
+    args.push_back(g.add_input("in" + std::to_string(i), DType::f32, in[i].shape()));
+    tensors.push_back(in[i]);
+  }
+  Attributes a;
+  a.set("strides", c.strides);
+  a.set("pads", c.pads);
+  Node* conv = g.add_node("Conv", "conv", args, 1, a);
+  g.infer_shapes();
+  Tensor y = OpRegistry::global().get_op("", "Conv").reference(*conv, tensors)[0];
+  float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    float v = p[i] + (c.residual ? in[3].data<float>()[i] : 0.f);
+    if (c.act == 1) v = v > 0.f ? v : 0.f;
+    if (c.act == 2) v = std::min(std::max(v, -0.5f), 0.75f);
+    p[i] = v;
+  }
+  return y;
+}
+
+struct Result {
+  Tensor y;
+  std::string variant;
+};
+
+// cpu::ConvKernel on the case's inputs (weights and bias constant, a poisoned workspace).
+Result run_case(const SmallCase& c, const std::vector<Tensor>& in, const Shape& ys, int threads) {
+  Node node = fused_conv(c);
+  std::vector<TensorInfo> infos;
+  for (size_t i = 0; i < in.size(); ++i)
+    infos.push_back(in[i].defined()
+                        ? TensorInfo{true, DType::f32, in[i].shape(), i == 1 || i == 2 ? &in[i]
+                                                                                       : nullptr}
+                        : TensorInfo{});
+  PrepareContext pctx{node, infos, {{true, DType::f32, ys, nullptr}}};
+  pctx.threads = threads;
+  cpu::ConvKernel kernel;
+  kernel.prepare(pctx);
+  Tensor y(DType::f32, ys);
+  std::fill(y.data<float>(), y.data<float>() + y.numel(), std::numeric_limits<float>::quiet_NaN());
+  void* ws = pctx.workspace_bytes ? ::operator new(pctx.workspace_bytes, std::align_val_t(64))
+                                  : nullptr;
+  if (ws) std::memset(ws, 0xff, pctx.workspace_bytes);  // NaN: a read before a write shows
+  RunContext rc;
+  for (const Tensor& t : in) rc.inputs.push_back(t.defined() ? &t : nullptr);
+  rc.outputs.push_back(&y);
+  rc.workspace = ws;
+  rc.threads = threads;
+  kernel.run(rc);
+  if (ws) ::operator delete(ws, std::align_val_t(64));
+  return {y, kernel.variant()};
+}
+
+std::vector<Tensor> make_inputs(const SmallCase& c, const Shape& ys, std::mt19937& rng) {
+  std::vector<Tensor> in{test::random_tensor(c.x, rng), test::random_tensor(c.w, rng)};
+  in.push_back(c.bias ? test::random_tensor(Shape{c.w[0]}, rng) : Tensor());
+  if (c.residual) in.push_back(test::random_tensor(ys, rng));
+  return in;
+}
+
+Shape output_shape(const SmallCase& c) {
+  auto out = [&](int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1) {
+    return (in + p0 + p1 - k) / s + 1;
+  };
+  return Shape{c.x[0], c.w[0], out(c.x[2], c.w[2], c.strides[0], c.pads[0], c.pads[2]),
+               out(c.x[3], c.w[3], c.strides[1], c.pads[1], c.pads[3])};
+}
+
+}  // namespace
+
+TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
+  if (!cpu::has_any_isa()) {
+    WARN("no SIMD level on this CPU: the path is not offered");
+    return;
+  }
+  // The path replaces ConvGemm's tiles, which take these convs on AVX-512 only: forced here so
+  // that every level's tiles are checked.
+  test::ScopedEnv wide("MINFER_CPU_CONV_GEMM_ALL", "1");
+  std::mt19937 rng(3);
+  test::for_each_isa([&](cpu::Isa) {
+    for (const SmallCase& c : kCases) {
+      const Shape ys = output_shape(c);
+      const std::vector<Tensor> in = make_inputs(c, ys, rng);
+      const Tensor want = expected(c, in);
+      for (int threads : {1, 2, 3}) {
+        INFO(c.what << ", threads " << threads);
+        const Result got = run_case(c, in, ys, threads);
+        CHECK(got.variant.rfind("small-plane ", 0) == 0);
+        test::require_close(got.y, want, 1e-4, 1e-4);
+      }
+      INFO(c.what << ", MINFER_CPU_SMALL_PLANE=0");
+      test::ScopedEnv off("MINFER_CPU_SMALL_PLANE", "0");
+      const Result other = run_case(c, in, ys, 2);
+      CHECK(other.variant.rfind("small-plane", 0) != 0);
+      test::require_close(other.y, want, 1e-4, 1e-4);
+    }
+  });
+}
+
+TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes empty", "[cpu]") {
+  using S = cpu::SmallPlaneConv::Shape;
+  auto shape = [](int64_t m, int64_t oh, int64_t ow) {
+    return S{1, 64, oh, ow, m, oh, ow, 3, 3, 1, 1, 1, 1, 1, 1};
+  };
+  CHECK(cpu::SmallPlaneConv::pays(shape(512, 7, 7), 32));
+  CHECK(cpu::SmallPlaneConv::pays(shape(512, 7, 7), 16));
+  CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(512, 14, 14), 32));  // 196 positions
+  CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(512, 8, 8), 32));    // whole tiles already
+  CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(40, 7, 7), 32));     // channels: not whole vectors
+  CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(32, 7, 7), 32));     // too few channels
+  S wide = shape(2048, 7, 7);
+  wide.c = 512;
+  wide.kh = wide.kw = 1;
+  CHECK_FALSE(cpu::SmallPlaneConv::pays(wide, 32));  // K = 512 < M = 2048
+}
+
+}  // namespace minfer
