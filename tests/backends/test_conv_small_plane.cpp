@@ -1,9 +1,7 @@
 // The small-plane path of the CPU Conv kernel (backends/cpu/conv_small_plane.h: the output
 // channels in the vector lanes, for 7x7-like output planes) against the Conv reference plus
 // the residual and the activation, and the rule that picks it.
-#include <cstring>
-#include <new>
-
+#include "backends/conv_test_run.h"
 #include "backends/cpu/conv.h"
 #include "backends/cpu/isa.h"
 #include "isa/for_each_isa.h"
@@ -75,37 +73,12 @@ Tensor expected(const SmallCase& c, const std::vector<Tensor>& in) {
   return y;
 }
 
-struct Result {
-  Tensor y;
-  std::string variant;
-};
+using Result = test::ConvRun;
 
 // cpu::ConvKernel on the case's inputs (weights and bias constant, a poisoned workspace).
 Result run_case(const SmallCase& c, const std::vector<Tensor>& in, const Shape& ys, int threads) {
   Node node = fused_conv(c);
-  std::vector<TensorInfo> infos;
-  for (size_t i = 0; i < in.size(); ++i)
-    infos.push_back(in[i].defined()
-                        ? TensorInfo{true, DType::f32, in[i].shape(), i == 1 || i == 2 ? &in[i]
-                                                                                       : nullptr}
-                        : TensorInfo{});
-  PrepareContext pctx{node, infos, {{true, DType::f32, ys, nullptr}}};
-  pctx.threads = threads;
-  cpu::ConvKernel kernel;
-  kernel.prepare(pctx);
-  Tensor y(DType::f32, ys);
-  std::fill(y.data<float>(), y.data<float>() + y.numel(), std::numeric_limits<float>::quiet_NaN());
-  void* ws = pctx.workspace_bytes ? ::operator new(pctx.workspace_bytes, std::align_val_t(64))
-                                  : nullptr;
-  if (ws) std::memset(ws, 0xff, pctx.workspace_bytes);  // NaN: a read before a write shows
-  RunContext rc;
-  for (const Tensor& t : in) rc.inputs.push_back(t.defined() ? &t : nullptr);
-  rc.outputs.push_back(&y);
-  rc.workspace = ws;
-  rc.threads = threads;
-  kernel.run(rc);
-  if (ws) ::operator delete(ws, std::align_val_t(64));
-  return {y, kernel.variant()};
+  return test::run_fused_conv(node, in, ys, threads);
 }
 
 std::vector<Tensor> make_inputs(const SmallCase& c, const Shape& ys, std::mt19937& rng) {

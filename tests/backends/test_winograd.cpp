@@ -14,6 +14,7 @@
 #include <new>
 
 #include "backends/cpu/conv.h"
+#include "backends/conv_test_run.h"
 #include "test_util.h"
 
 namespace minfer {
@@ -30,10 +31,7 @@ struct WinoCase {
   int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75] * the output's scale
 };
 
-struct Result {
-  Tensor y;
-  std::string variant;
-};
+using Result = test::ConvRun;
 
 // Runs a FusedConv node (Conv + bias + residual + activation) through cpu::ConvKernel.
 Result run_conv(const WinoCase& c, const std::vector<Tensor>& inputs, const Shape& ys,
@@ -50,33 +48,7 @@ Result run_conv(const WinoCase& c, const std::vector<Tensor>& inputs, const Shap
     node.attrs.set("activation_min", lo);
     node.attrs.set("activation_max", hi);
   }
-  std::vector<TensorInfo> infos;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) {
-      infos.push_back({});
-      continue;
-    }
-    // The weights and bias are initializers: the kernel packs them at prepare.
-    infos.push_back({true, DType::f32, inputs[i].shape(), i == 1 || i == 2 ? &inputs[i] : nullptr});
-  }
-  PrepareContext pctx{node, infos, {{true, DType::f32, ys, nullptr}}};
-  pctx.threads = threads;
-  cpu::ConvKernel kernel;
-  kernel.prepare(pctx);
-  Tensor y(DType::f32, ys);
-  std::fill(y.data<float>(), y.data<float>() + y.numel(), std::numeric_limits<float>::quiet_NaN());
-  // Poisoned workspace: a read before a write shows up as NaN.
-  void* ws = pctx.workspace_bytes ? ::operator new(pctx.workspace_bytes, std::align_val_t(64))
-                                  : nullptr;
-  if (ws) std::memset(ws, 0xff, pctx.workspace_bytes);
-  RunContext rc;
-  for (const Tensor& t : inputs) rc.inputs.push_back(t.defined() ? &t : nullptr);
-  rc.outputs.push_back(&y);
-  rc.workspace = ws;
-  rc.threads = threads;
-  kernel.run(rc);
-  if (ws) ::operator delete(ws, std::align_val_t(64));
-  return {y, kernel.variant()};
+  return test::run_fused_conv(node, inputs, ys, threads);
 }
 
 // The exact (float64) pre-activation output conv(x, w) + b + z.

@@ -74,6 +74,7 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
 MINFER_TARGET_AVX2 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y,
                                                    int64_t r0, int64_t r1, int32_t* acc) const {
   const int64_t c = c_;
+  const q8::RequantParams rq = rq_.params();
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / oh_, oy = r % oh_;
     const int8_t* image = x + n * h_ * w_ * c;
@@ -95,7 +96,7 @@ MINFER_TARGET_AVX2 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t
     // The row's pixels as the rows of one tile of all channels.
     const int64_t out = r * ow_ * c;
     if (rq_.int8_out)
-      requant_(rq_.params(), acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c,
+      requant_(rq, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c,
                z ? z + out : nullptr);
     else
       q8::dequant_tile(rq_, acc, c, int(ow_), 0, c, static_cast<float*>(y) + out, c);
