@@ -72,10 +72,15 @@ std::string Device::to_string() const {
   return type == Type::CPU ? "cpu" : "cuda:" + std::to_string(index);
 }
 
-Tensor::Tensor(DType dtype, Shape shape, Device device)
-    : dtype_(dtype), dtype_set_(true), shape_(std::move(shape)), device_(device) {
+Tensor::Tensor(DType dtype, Shape shape, Device device) {
   check(device.is_cpu(), ErrorCode::InvalidArgument,
         "Tensor: only CPU tensors can be allocated directly (device memory belongs to a session)");
+  *this = Tensor(dtype, std::move(shape), Uninitialized{});
+  std::memset(data_, 0, (nbytes() + 63) / 64 * 64);
+}
+
+Tensor::Tensor(DType dtype, Shape shape, Uninitialized)
+    : dtype_(dtype), dtype_set_(true), shape_(std::move(shape)) {
   numel_ = shape_.numel();
   uint64_t bytes = static_cast<uint64_t>(numel_) * dtype_size(dtype);
   check(numel_ == 0 || bytes / numel_ == dtype_size(dtype), ErrorCode::OutOfMemory,
@@ -90,7 +95,6 @@ Tensor::Tensor(DType dtype, Shape shape, Device device)
   // which a test can make fail.
   void* p = ::operator new(alloc, std::align_val_t(64), std::nothrow);
   if (!p) throw Error(ErrorCode::OutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes");
-  std::memset(p, 0, alloc);
   try {
     storage_ = std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(64)); });
   } catch (const std::bad_alloc&) {  // the deleter has freed p
@@ -118,7 +122,7 @@ void Tensor::check_type(DType t) const {
 
 Tensor Tensor::clone() const {
   check(device_.is_cpu(), ErrorCode::InvalidArgument, "Tensor::clone: not a CPU tensor");
-  Tensor t(dtype_, shape_);
+  Tensor t(dtype_, shape_, Uninitialized{});
   if (nbytes()) std::memcpy(t.data_, data_, nbytes());
   t.quant = quant;
   return t;

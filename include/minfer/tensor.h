@@ -123,6 +123,9 @@ class Tensor {
   std::optional<QuantParams> quant;  // set on quantized tensors
 
  private:
+  // Allocates without zero-filling, for a buffer about to be overwritten whole (clone).
+  struct Uninitialized {};
+  Tensor(DType dtype, Shape shape, Uninitialized);
   void check_type(DType t) const;
   std::shared_ptr<void> storage_;  // owns the memory unless this is a view
   void* data_ = nullptr;
