@@ -54,6 +54,9 @@ void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, 
                      int64_t ldc, const float* bias, const Activation* act) {
   const int64_t j0 = p0 * kNr, j1 = std::min(n, p1 * kNr);
   const bool activate = act && act->enabled;
+  // A clamp (Relu, Clip) in the tiles' registers on the last depth block; others after it.
+  const float clamp[2] = {act ? act->lo : 0.f, act ? act->hi : 0.f};
+  const bool in_tiles = activate && act->kind == Activation::Kind::Clamp;
   if (k == 0) {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = j0; j < j1; ++j) c[i * ldc + j] = bias ? bias[j] : 0.f;
@@ -73,9 +76,10 @@ void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, 
         const int64_t next_panel = cols > kNr ? kc * kNr : 0;
         tiles.rhs_tile(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n), next_panel,
                        c + r0 * ldc + pj, ldc, std::min(kMr, m - r0), cols, k0 == 0,
-                       bias && last ? bias + pj : nullptr);  // bias: last block
+                       bias && last ? bias + pj : nullptr,  // bias and clamp: last block
+                       in_tiles && last ? clamp : nullptr);
       }
-      if (activate && last)  // these rows of the slice are final and in L1
+      if (activate && !in_tiles && last)  // these rows of the slice are final and in L1
         for (int64_t i = r0; i < std::min(m, r0 + kMr); ++i) act->apply(c + i * ldc + j0, j1 - j0);
     }
   }

@@ -84,10 +84,11 @@ using ConvRows = void (*)(int64_t k, const float* wp, const float* x, int64_t ld
 // C tile [rows <= mr, cols <= nr] (= when first, += otherwise; + bias[j] when bias) = A's rows
 // (row r at a + r * lda, read in place) times kc steps of packed B: per step 16 floats at bp
 // for columns 0..15 and, on 16-lane levels, 16 at bp + next_panel for columns 16..31 (the
-// 16-column panels of PackedRhs, two at a time); bp advances 16 floats per step.
+// 16-column panels of PackedRhs, two at a time); bp advances 16 floats per step. clamp: null,
+// or {lo, hi} to clamp the sums to (after the bias; a NaN stays NaN, as Clip's).
 using RhsTile = void (*)(int64_t kc, const float* a, int64_t lda, const float* bp,
                          int64_t next_panel, float* c, int64_t ldc, int64_t rows, int64_t cols,
-                         bool first, const float* bias);
+                         bool first, const float* bias, const float* clamp);
 
 // The fp32 GEMM tiles of one ISA level (backends/cpu/isa/sgemm_micro.cpp).
 struct MicroKernels {

@@ -97,7 +97,8 @@ void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t 
 // packing. The 12 accumulators are named, not an array indexed by a run-time row: that would
 // keep them in memory.
 void rhs_tile(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t next_panel,
-              float* c, int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias) {
+              float* c, int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias,
+              const float* clamp) {
   // The second vector: the panel's columns 8..15 on ymm, the next panel's 0..15 on zmm.
   const int64_t second = kLanes == 16 ? next_panel : kLanes;
   const float* a0 = a;
@@ -128,12 +129,14 @@ void rhs_tile(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
   if (rows == kMr && cols == kNr) {  // a whole tile: straight from the registers
     const VF32 b0 = bias ? load_f32(bias) : zero_f32();
     const VF32 b1 = bias ? load_f32(bias + kLanes) : zero_f32();
+    const VF32 vlo = splat_f32(clamp ? clamp[0] : 0.f), vhi = splat_f32(clamp ? clamp[1] : 0.f);
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
       float* ci = c + i * ldc;
       VF32 lo = r[i][0], hi = r[i][1];
       if (!first) lo = add_f32(lo, load_f32(ci)), hi = add_f32(hi, load_f32(ci + kLanes));
       if (bias) lo = add_f32(lo, b0), hi = add_f32(hi, b1);
+      if (clamp) lo = min_f32(vhi, max_f32(vlo, lo)), hi = min_f32(vhi, max_f32(vlo, hi));
       store_f32(ci, lo);
       store_f32(ci + kLanes, hi);
     }
@@ -145,8 +148,10 @@ void rhs_tile(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
   for (int64_t i = 0; i < rows; ++i) {
     float* ci = c + i * ldc;
     for (int64_t j = 0; j < cols; ++j) {
-      const float v = first ? tile[i][j] : ci[j] + tile[i][j];
-      ci[j] = bias ? v + bias[j] : v;
+      const float t = first ? tile[i][j] : ci[j] + tile[i][j];
+      float v = bias ? t + bias[j] : t;
+      if (clamp) v = v < clamp[0] ? clamp[0] : v, v = v > clamp[1] ? clamp[1] : v;
+      ci[j] = v;
     }
   }
 }
