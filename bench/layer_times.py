@@ -74,7 +74,7 @@ def ort_steps(path, threads, runs):
     return {n: (info[n][0], float(np.median(t[-runs:])), info[n][1]) for n, t in times.items()}
 
 
-HEAVY = ("Conv", "FusedConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm")
+HEAVY = ("Conv", "FusedConv", "NhwcConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm")
 
 
 def main():

@@ -7,6 +7,7 @@
 #include "ops/fused_ops.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/max_sum_div3.h"
+#include "ops/nhwc_ops.h"
 #include "ops/space_to_depth_nhwc.h"
 
 namespace minfer {
@@ -18,6 +19,7 @@ OpRegistry& OpRegistry::global() {
     register_max_sum_div3(*r);  // through the public API, as a user registers an op
     register_fused_ops(*r);
     register_fp16_ops(*r);  // ops/fp16: the ops of --precision fp16
+    register_nhwc_ops(*r);  // ops the channels-last pass makes
     register_space_to_depth_nhwc(*r);
     register_int8_ops(*r);  // ops/int8 schemas + backends/cpu/int8 kernels
     register_cpu_kernels(*r);

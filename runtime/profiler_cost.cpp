@@ -85,7 +85,7 @@ double step_flops(const Plan& plan, const Step& st) {
     for (int64_t k : kernel) window *= double(k);
     return numel(out) * window;
   }
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op.rfind("Reduce", 0) == 0)
+  if (ends_with(op, "GlobalAveragePool") || op == "GlobalMaxPool" || op.rfind("Reduce", 0) == 0)
     return in(0) ? numel(*in(0)) : 0;
   if (is_elementwise(op)) return numel(out);
   return 0;  // data movement (Reshape, Transpose, Concat, ...): bytes only
@@ -104,8 +104,8 @@ std::string fused_description(const Node& n) {
   const std::string act = n.attrs.get_string("activation", "");
   std::string base;
   bool residual = false;
-  if (n.op_type == "FusedConv") {
-    base = "Conv";
+  if (n.op_type == "FusedConv" || n.op_type == "NhwcConv") {
+    base = n.op_type == "NhwcConv" ? "Conv NHWC" : "Conv";
     residual = n.input(3) != nullptr;
   } else if (n.op_type == "FusedGemm") {
     base = "Gemm";

@@ -59,6 +59,12 @@ DepthwiseChannelsKernel depthwise_channels_kernel(int64_t k, int64_t s, int64_t 
   return r;
 }
 
+DepthwiseNhwcFn depthwise_nhwc_kernel(int64_t k, int64_t s) {
+  const f32::DepthwiseChannelKernels* t = active_channel_kernels();
+  if (!t || (k != 3 && k != 5) || (s != 1 && s != 2)) return nullptr;
+  return t->nhwc[k == 5][s == 2];
+}
+
 bool depthwise_channels_pays(int64_t oh, int64_t ow) {
   // One thread, MobileNet v2 / EfficientNet-B0 layers: 1.2x (28x28) to 4x (7x7) faster, and
   // 2x to 9x at stride 2 (whose plane kernel splits columns); about even at 56x56, 0.7x at

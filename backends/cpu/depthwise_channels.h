@@ -33,9 +33,32 @@ struct DepthwiseChannels {
   int64_t h, w, oh, ow;
   const Activation* act;
   float* scratch;  // DepthwiseChannelsKernel::scratch_floats floats
+  // y (and the residual) channels last, [oh, ow, M]: the output pixels are stored as they
+  // are, with no transpose back (the channels-last pass's way into NHWC).
+  bool nhwc_out = false;
+  int64_t m = 0;  // with nhwc_out: the output's channels (its pixel stride)
 };
 
 using DepthwiseChannelsFn = void (*)(const DepthwiseChannels&);
+
+// Channels-last (one image): x [h, w, c] -> y [oh, ow, c], for channels [c0, c1) and output
+// rows [r0, r1) (callers split the work over threads by either). Output (r, q) of channel m =
+// act(bias[m] + sum over taps (i, j) of weights[m][i * K + j] * x[r*S - K/2 + i][q*S - K/2 + j][m]
+//         (zero outside the plane) + residual[r][q][m]).
+// The channels are already the vector lanes here: no transposes, no scratch. K / 2 zeros of
+// padding before each dimension, any number after (taps outside the plane read nothing).
+struct DepthwiseNhwc {
+  const float* x;         // [h, w, c]
+  const float* weights;   // [c, K, K]
+  const float* bias;      // [c], or null
+  const float* residual;  // [oh, ow, c] added before the activation, or null
+  float* y;               // [oh, ow, c]
+  int64_t c, c0, c1, h, w, oh, ow, r0, r1;
+  const Activation* act;  // never null; act->enabled false means none
+};
+using DepthwiseNhwcFn = void (*)(const DepthwiseNhwc&);
+// The kernel for K x K (K = 3 or 5) at stride s (1 or 2) at the active ISA level, or null.
+DepthwiseNhwcFn depthwise_nhwc_kernel(int64_t k, int64_t s);
 
 // The kernel for K x K at stride s (K = kh = kw, s = sh = sw) on an h x w plane with an oh x ow
 // output, at the active ISA level: fn is null when there is none.

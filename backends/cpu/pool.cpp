@@ -150,6 +150,41 @@ bool supports_global_pool(const PrepareContext& ctx) {
   return is_static_f32(ctx, 0) && ctx.inputs[0].shape.rank() >= 3;
 }
 
+// NhwcGlobalAveragePool (ops/nhwc_ops.h): per image, the mean of its H * W rows of C floats,
+// summed row after row into C accumulators (a loop over contiguous channels the compiler
+// vectorizes), by blocks of channels.
+class NhwcGlobalAveragePoolKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    const Shape& x = ctx.inputs[0].shape;
+    n_ = x[0], hw_ = x[1] * x[2], c_ = x[3];
+  }
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.inputs[0]->data<float>();
+    float* y = ctx.outputs[0]->data<float>();
+    const int64_t blocks = (c_ + kBlock - 1) / kBlock;
+    const int threads = threads_for(n_ * hw_ * c_, ctx.threads);
+    parallel_for(threads, n_ * blocks, [&](int64_t unit) {
+      const int64_t image = unit / blocks, c0 = unit % blocks * kBlock;
+      const int64_t nc = std::min(kBlock, c_ - c0);
+      float sum[kBlock] = {};
+      const float* p = x + image * hw_ * c_ + c0;
+      for (int64_t i = 0; i < hw_; ++i, p += c_)
+        for (int64_t c = 0; c < nc; ++c) sum[c] += p[c];
+      const float scale = hw_ ? 1.f / float(hw_) : 0.f;
+      for (int64_t c = 0; c < nc; ++c) y[image * c_ + c0 + c] = sum[c] * scale;
+    });
+  }
+
+ private:
+  static constexpr int64_t kBlock = 256;
+  int64_t n_ = 0, hw_ = 0, c_ = 0;
+};
+
+bool supports_nhwc_global_pool(const PrepareContext& ctx) {
+  return is_static_f32(ctx, 0) && ctx.inputs[0].shape.rank() == 4;
+}
+
 }  // namespace
 
 void register_pool_kernels(OpRegistry& r) {
@@ -168,6 +203,13 @@ void register_pool_kernels(OpRegistry& r) {
                      "cpu-global-avgpool",
                      supports_global_pool,
                      [] { return std::make_unique<GlobalAveragePoolKernel>(); }});
+  r.register_kernel({kMinferDomain,
+                     "NhwcGlobalAveragePool",
+                     Device::Type::CPU,
+                     {DType::f32},
+                     "cpu-nhwc-global-avgpool",
+                     supports_nhwc_global_pool,
+                     [] { return std::make_unique<NhwcGlobalAveragePoolKernel>(); }});
 }
 
 }  // namespace minfer::cpu

@@ -1,4 +1,5 @@
 #include "backends/cpu/conv.h"
+#include "backends/cpu/conv_nhwc.h"
 #include "backends/cpu/gemm.h"
 #include "backends/cpu/kernels.h"
 
@@ -15,6 +16,9 @@ void register_cpu_kernels(OpRegistry& registry) {
                               "cpu-eigen-gemm", cpu::GemmKernel::supports,
                               [] { return std::make_unique<cpu::GemmKernel>(); }});
   }
+  registry.register_kernel({kMinferDomain, "NhwcConv", Device::Type::CPU, {DType::f32},
+                            "cpu-nhwc-conv", cpu::NhwcConvKernel::supports,
+                            [] { return std::make_unique<cpu::NhwcConvKernel>(); }});
   cpu::register_matmul_kernels(registry);
   cpu::register_elementwise_kernels(registry);
   cpu::register_pool_kernels(registry);

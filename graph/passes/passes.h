@@ -22,6 +22,8 @@ bool fuse_layer_norm(Graph& g, PassLog& log);      // decomposed LayerNorm -> on
 bool fuse_gelu(Graph& g, PassLog& log);            // x * 0.5 * (1 + Erf(x / sqrt 2)) -> Gelu
 bool fuse_gemm(Graph& g, PassLog& log);             // MatMul + Add -> Gemm; Gemm + Relu/Clip
 bool fuse_matmul_bias(Graph& g, PassLog& log);  // rank-3+ MatMul + Add(bias) [+ Gelu]
+// Small-plane pointwise/depthwise convs to NHWC (CPU fp32)
+bool to_channels_last(Graph& g, PassLog& log);
 bool lower_to_fp16(Graph& g, PassLog& log);         // convs and pools to fp16 NHWC (precision fp16)
 bool space_to_depth_stems(Graph& g, PassLog& log);  // stride-2 RGB stems as stride 1 (CUDA)
 bool pad_stem_channels(Graph& g, PassLog& log);     // NHWC int8/fp16 stems to 4 channels (CUDA)

@@ -1,6 +1,7 @@
 // The default pass pipeline, as a plain list. Levels follow ONNX Runtime's: 1 basic cleanups,
 // 2 fusions and the int8 folding (which must come before constant folding). Level 3 is
 // accepted and today runs the same passes as 2.
+#include "backends/cpu/conv_nhwc.h"
 #include "graph/passes/passes.h"
 #include "graph/passes/quantize.h"
 
@@ -35,6 +36,11 @@ const PassManager& default_pipeline() {
       // com.minfer:FusedMatMul has a CPU kernel only.
       {"matmul-bias-fusion", 2, passes::fuse_matmul_bias,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
+      // After the fusions, so that whole FusedConvs go to NHWC; where it pays (conv_nhwc.h).
+      {"channels-last", 2, passes::to_channels_last,
+       [](const SessionOptions& o) {
+         return o.device.is_cpu() && o.precision == Precision::fp32 && cpu::channels_last_pays();
+       }},
       // After the fusions, so that whole FusedConvs (bias, residual, activation) go to fp16.
       {"fp16-lowering", 0, passes::lower_to_fp16,
        [](const SessionOptions& o) { return o.precision == Precision::fp16; }},

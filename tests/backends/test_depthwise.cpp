@@ -1,7 +1,8 @@
 // The depthwise K x K kernels of the CPU Conv (backends/cpu/depthwise.h, one plane at a time,
-// and depthwise_channels.h, 8 channels at a time) against a float64 depthwise convolution:
-// through cpu::ConvKernel (which picks one by plane size, splits the work over 1-3 threads),
-// and each kernel called directly on every geometry, whichever ConvKernel would pick.
+// depthwise_channels.h, 8 channels at a time, and its channels-last kernel) against a float64
+// depthwise convolution: through cpu::ConvKernel (which picks one by plane size, splits the
+// work over 1-3 threads), and each kernel called directly on every geometry, whichever
+// ConvKernel would pick.
 //
 // Error measure: max |y - exact| / max |exact| (exact: float64, the same bias, residual and
 // clamp), at most 1e-5; fp32 sums of 9 or 25 products of values in [-1, 1] stay near 1e-7.
@@ -222,6 +223,60 @@ Tensor run_channels(const DwCase& c, const Inputs& in) {
   return y;
 }
 
+// [n, c, h, w] -> [n, h, w, c].
+std::vector<float> to_nhwc(const float* p, int64_t n, int64_t c, int64_t h, int64_t w) {
+  std::vector<float> t(size_t(n * c * h * w));
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t m = 0; m < c; ++m)
+      for (int64_t i = 0; i < h * w; ++i)
+        t[size_t((b * h * w + i) * c + m)] = p[(b * c + m) * h * w + i];
+  return t;
+}
+
+// The channels-last kernel called directly on the case transposed to NHWC: per image, the
+// output covered by calls on uneven row ranges times channel ranges (split at a multiple of
+// the lanes where there are more), into NaN; the result transposed back to NCHW.
+Tensor run_nhwc(const DwCase& c, const Inputs& in) {
+  const int64_t oh = c.oh(), ow = c.ow();
+  const cpu::DepthwiseNhwcFn fn = cpu::depthwise_nhwc_kernel(c.k, c.s);
+  REQUIRE(fn != nullptr);
+  const int64_t lanes = cpu::depthwise_channels_kernel(c.k, c.s, c.h, c.w, oh, ow).lanes;
+  const cpu::Activation act = activation(c, in);
+  const std::vector<float> x = to_nhwc(in.t[0].data<float>(), c.n, c.c, c.h, c.w);
+  const std::vector<float> z =
+      c.residual ? to_nhwc(in.t[3].data<float>(), c.n, c.c, oh, ow) : std::vector<float>();
+  std::vector<float> y(size_t(c.n * oh * ow * c.c), std::numeric_limits<float>::quiet_NaN());
+  const int64_t rows[] = {0, std::min<int64_t>(oh, 1), std::min<int64_t>(oh, oh / 2 + 1), oh};
+  const int64_t half = lanes * ((c.c / lanes + 1) / 2);
+  const int64_t chans[] = {0, c.c > lanes ? half : c.c, c.c};
+  for (int64_t b = 0; b < c.n; ++b)
+    for (int ri = 0; ri < 3; ++ri)
+      for (int ci = 0; ci < 2; ++ci) {
+        cpu::DepthwiseNhwc a;
+        a.x = x.data() + b * c.h * c.w * c.c;
+        a.weights = in.t[1].data<float>();
+        a.bias = c.bias ? in.t[2].data<float>() : nullptr;
+        a.residual = c.residual ? z.data() + b * oh * ow * c.c : nullptr;
+        a.y = y.data() + b * oh * ow * c.c;
+        a.c = c.c;
+        a.c0 = chans[ci];
+        a.c1 = chans[ci + 1];
+        a.h = c.h;
+        a.w = c.w;
+        a.oh = oh;
+        a.ow = ow;
+        a.r0 = rows[ri];
+        a.r1 = rows[ri + 1];
+        a.act = &act;
+        fn(a);
+      }
+  Tensor out(DType::f32, c.y());
+  // Back to NCHW: the NHWC [n, oh, ow, c] read as an NCHW [n, oh * ow, c, 1], transposed.
+  const std::vector<float> back = to_nhwc(y.data(), c.n, oh * ow, c.c, 1);
+  std::copy(back.begin(), back.end(), out.data<float>());
+  return out;
+}
+
 // Every channel count, plane, K and stride of the brief; bias, residual, activation, batch and
 // weight kind cycle over the cases so that each meets many geometries.
 std::vector<DwCase> all_cases() {
@@ -279,10 +334,81 @@ TEST_CASE("cpu depthwise kernels match a float64 convolution", "[cpu][conv][dept
         INFO("channels kernel");
         CHECK(rel_error(in, run_channels(c, in)) <= kRelBound);
       }
+      {
+        INFO("nhwc kernel");
+        CHECK(rel_error(in, run_nhwc(c, in)) <= kRelBound);
+      }
     }
   });
   CAPTURE(worst);  // shown with -s: the measured error
   CHECK(worst > 0);
+}
+
+TEST_CASE("cpu depthwise nhwc: writes only its rows and channels, any padding after",
+          "[cpu][conv][depthwise]") {
+  CHECK(cpu::depthwise_nhwc_kernel(7, 1) == nullptr);
+  CHECK(cpu::depthwise_nhwc_kernel(3, 3) == nullptr);
+  CHECK(cpu::depthwise_nhwc_kernel(1, 1) == nullptr);
+  test::for_each_isa([&](cpu::Isa) {
+    std::mt19937 rng(7);
+    const int64_t c = 37, h = 9, w = 8;
+    const float sentinel = 12345.f;
+    for (int64_t k : {3, 5})
+      for (int64_t s : {1, 2})
+        for (int act_kind : {2, 3}) {  // Clip, Silu (a clamp in registers, a smooth one after)
+          // More output rows and columns than K / 2 padding after gives: all-padding ones.
+          const int64_t p = k / 2, oh = (h + 2 * p - k) / s + 4, ow = (w + 2 * p - k) / s + 3;
+          const int64_t r0 = 2, r1 = oh - 1, c0 = 3, c1 = 29;  // c0 not a multiple of the lanes
+          INFO("K " << k << " stride " << s << " activation " << act_kind);
+          const cpu::DepthwiseNhwcFn fn = cpu::depthwise_nhwc_kernel(k, s);
+          REQUIRE(fn != nullptr);
+          const Tensor x = test::random_tensor(Shape{h, w, c}, rng);
+          const Tensor wt = test::random_tensor(Shape{c, k * k}, rng);
+          const Tensor bias = test::random_tensor(Shape{c}, rng);
+          const Tensor z = test::random_tensor(Shape{oh, ow, c}, rng);
+          cpu::Activation act;
+          act.enabled = true;
+          act.kind = act_kind == 2 ? cpu::Activation::Kind::Clamp : cpu::Activation::Kind::Silu;
+          act.lo = -0.5f;
+          act.hi = 0.75f;
+          std::vector<float> y(size_t(oh * ow * c), sentinel);
+          cpu::DepthwiseNhwc a;
+          a.x = x.data<float>();
+          a.weights = wt.data<float>();
+          a.bias = bias.data<float>();
+          a.residual = z.data<float>();
+          a.y = y.data();
+          a.c = c, a.c0 = c0, a.c1 = c1;
+          a.h = h, a.w = w, a.oh = oh, a.ow = ow;
+          a.r0 = r0, a.r1 = r1;
+          a.act = &act;
+          fn(a);
+          double err = 0;
+          int64_t outside_changed = 0;
+          for (int64_t r = 0; r < oh; ++r)
+            for (int64_t q = 0; q < ow; ++q)
+              for (int64_t m = 0; m < c; ++m) {
+                const float got = y[size_t((r * ow + q) * c + m)];
+                if (r < r0 || r >= r1 || m < c0 || m >= c1) {
+                  outside_changed += got != sentinel;
+                  continue;
+                }
+                double v = bias.data<float>()[m] + z.data<float>()[(r * ow + q) * c + m];
+                for (int64_t i = 0; i < k; ++i)
+                  for (int64_t j = 0; j < k; ++j) {
+                    const int64_t ih = r * s - p + i, iw = q * s - p + j;
+                    if (ih >= 0 && ih < h && iw >= 0 && iw < w)
+                      v += double(x.data<float>()[(ih * w + iw) * c + m]) *
+                           wt.data<float>()[m * k * k + i * k + j];
+                  }
+                v = act_kind == 2 ? std::min(std::max(v, -0.5), 0.75) : v / (1 + std::exp(-v));
+                const double e = std::abs(got - v);
+                if (!(e <= err)) err = std::isnan(e) ? INFINITY : e;
+              }
+          CHECK(outside_changed == 0);
+          CHECK(err <= 1e-5);
+        }
+  });
 }
 
 TEST_CASE("cpu depthwise: a channel multiplier reads the right input plane",

@@ -1,7 +1,9 @@
 // The depthwise channels-as-lanes kernels of depthwise_channels.h, one source for every ISA level
 // (compiled once per level by cmake/MinferIsa.cmake): W = 8 channels per vector on ymm, 16 on
 // zmm. The transposes work on 8 x 8 blocks at every width: a pixel's W channels are W / 8
-// groups of 8, each group transposed on its own into its 8 lanes of the pixel.
+// groups of 8, each group transposed on its own into its 8 lanes of the pixel. The
+// channels-last kernels (DepthwiseNhwc) at the end need no transposes.
+#include <cmath>
 #include <cstring>
 
 #include "backends/cpu/depthwise_channels.h"
@@ -187,6 +189,18 @@ void channels(const DepthwiseChannels& a) {
         pixels_out<K, S, kPixels<K, S>>(row + c * S * W, wp, w, bias, o + c * W);
       for (; c < a.ow; ++c) pixels_out<K, S, 1>(row + c * S * W, wp, w, bias, o + c * W);
     }
+    if (a.nhwc_out) {  // the pixels as they are, the residual too
+      const MaskF32 mask = first_lanes_f32(lanes);
+      for (int64_t i = 0; i < np; ++i) {
+        VF32 v = load_f32(out + i * W);
+        if (a.residual) v = VF32(VecW(v) + VecW(load_f32(a.residual + i * a.m + m0, mask)));
+        std::memcpy(out + i * W, &v, sizeof v);
+      }
+      if (a.act->enabled) apply_activation(*a.act, out, np * W);
+      for (int64_t i = 0; i < np; ++i)
+        store_f32(a.y + i * a.m + m0, load_f32(out + i * W), mask);
+      continue;
+    }
     // Without a residual to add first, the activation runs here: one call on whole vectors.
     if (!a.residual && a.act->enabled) apply_activation(*a.act, out, np * W);
 
@@ -223,6 +237,204 @@ size_t scratch_floats(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k, i
   return Layout(h, w, oh, ow, int(k), int(s)).floats();
 }
 
+// The channels-last kernels (DepthwiseNhwc): the input's pixels already hold their channels
+// side by side, so a group of W channels of one pixel is one load, and there is no scratch.
+// Per group: the weights per tap as W-channel vectors, then each output row, its tap rows
+// inside the plane only; the columns whose taps all lie inside the row without checks
+// (kPixels at a time, sharing loads), the few at the borders with them.
+
+// W channels of one pixel: all W lanes, or (Tail: the last group, of fewer channels) the
+// mask's lanes only, the rest read as zero and never written; the masked forms touch no
+// memory past the channels, which may be the end of the tensor.
+template <bool Tail>
+__attribute__((always_inline)) inline VecW load_lanes(const float* p, [[maybe_unused]] MaskF32 m) {
+  if constexpr (Tail) {
+    return VecW(load_f32(p, m));
+  } else {
+    VecW v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+}
+
+template <bool Tail>
+__attribute__((always_inline)) inline void store_lanes(float* p, VecW v,
+                                                       [[maybe_unused]] MaskF32 m) {
+  if constexpr (Tail)
+    store_f32(p, VF32(v), m);
+  else
+    std::memcpy(p, &v, sizeof v);
+}
+
+// One output row of one group of W channels, as its column loops read it.
+struct NhwcRow {
+  const float* x;    // the input row of tap row i0, at column 0 and the group's first channel
+  int64_t xr, c, w;  // the input's row stride (w * c floats), pixel stride (c) and width
+  const VecW* wt;    // the group's K * K weight vectors
+  int i0, rows;      // the tap rows inside the plane: i0 .. i0 + rows - 1
+  VecW bias;
+  const float* z;  // the residual's row at column 0 and the first channel, or null
+  float* o;        // column q goes to o + (q - q0) * os: y's row (os = c) or a buffer (os = W)
+  int64_t q0, os;
+  float lo, hi;  // the clamp: -inf, inf for none
+  MaskF32 mask;  // the group's channels (Tail)
+};
+
+// Adds the residual, clamps (keeping a NaN, as Clip does) and stores output column q.
+template <bool Tail>
+__attribute__((always_inline)) inline void nhwc_finish(const NhwcRow& g, VecW v, int64_t q) {
+  if (g.z) v += load_lanes<Tail>(g.z + q * g.c, g.mask);
+  v = v < g.lo ? VecW{} + g.lo : v;
+  v = v > g.hi ? VecW{} + g.hi : v;
+  store_lanes<Tail>(g.o + (q - g.q0) * g.os, v, g.mask);
+}
+
+// Output columns q .. q + Px - 1, all of whose taps lie inside the row (Full: and all K tap
+// rows inside the plane), each summing its taps in the same order as alone. The tap loops are
+// unrolled whole, a tap row outside the plane skipped by a test (the weights stay registers).
+template <int K, int S, int Px, bool Tail, bool Full>
+__attribute__((always_inline)) inline void nhwc_inside(const NhwcRow& g, const VecW* wt,
+                                                       int64_t q) {
+  const float* p = g.x + (q * S - K / 2) * g.c;
+  VecW acc[Px];
+#pragma GCC unroll 4
+  for (int x = 0; x < Px; ++x) acc[x] = g.bias;
+#pragma GCC unroll 5
+  for (int i = 0; i < K; ++i) {
+    if (!Full && (i < g.i0 || i >= g.i0 + g.rows)) continue;
+    // Stepped a pixel at a time: offsets u * c kept for every (i, u) would spill.
+    const float* pu = p + (Full ? i : i - g.i0) * g.xr;
+#pragma GCC unroll 16
+    for (int u = 0; u < (Px - 1) * S + K; ++u, pu += g.c) {  // the columns these pixels read
+      const VecW v = load_lanes<Tail>(pu, g.mask);
+#pragma GCC unroll 4
+      for (int x = 0; x < Px; ++x) {
+        const int j = u - S * x;  // the tap column that input column u is for pixel x
+        if (j >= 0 && j < K) acc[x] += wt[i * K + j] * v;
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int x = 0; x < Px; ++x) nhwc_finish<Tail>(g, acc[x], q + x);
+}
+
+// Output column q near a border: its taps outside the row (or plane) skipped.
+template <int K, int S, bool Tail>
+__attribute__((always_inline)) inline void nhwc_border(const NhwcRow& g, const VecW* wt,
+                                                       int64_t q) {
+  const int64_t left = q * S - K / 2;  // the input column of tap column 0
+  VecW acc = g.bias;
+#pragma GCC unroll 5
+  for (int i = 0; i < K; ++i) {
+    if (i < g.i0 || i >= g.i0 + g.rows) continue;
+#pragma GCC unroll 5
+    for (int j = 0; j < K; ++j)
+      if (left + j >= 0 && left + j < g.w)
+        acc += wt[i * K + j] * load_lanes<Tail>(g.x + (i - g.i0) * g.xr + (left + j) * g.c, g.mask);
+  }
+  nhwc_finish<Tail>(g, acc, q);
+}
+
+// Output columns [qa, qb) of a row; [in0, in1): the columns with every tap inside the row.
+template <int K, int S, bool Tail, bool Full>
+void nhwc_cols(const NhwcRow& row, int64_t qa, int64_t qb, int64_t in0, int64_t in1) {
+  constexpr int Px = kPixels<K, S>;
+  // Local copies, which no store to y can alias: the weights and scalars stay in registers.
+  const NhwcRow g = row;
+  VecW wt[K * K];
+#pragma GCC unroll 25
+  for (int t = 0; t < K * K; ++t) wt[t] = row.wt[t];
+  int64_t q = qa;
+  for (; q < qb && q < in0; ++q) nhwc_border<K, S, Tail>(g, wt, q);
+  const int64_t e = min64(qb, in1);
+  for (; q + Px <= e; q += Px) nhwc_inside<K, S, Px, Tail, Full>(g, wt, q);
+  for (; q < e; ++q) nhwc_inside<K, S, 1, Tail, Full>(g, wt, q);
+  for (; q < qb; ++q) nhwc_border<K, S, Tail>(g, wt, q);
+}
+
+// Pixels of a row per apply_activation call for a smooth activation (a stack buffer).
+constexpr int64_t kChunk = 32;
+
+// Output rows [r0, r1) of the group at channel m0 (g: its weights, bias and mask set).
+template <int K, int S, bool Tail>
+void nhwc_rows(const DepthwiseNhwc& a, NhwcRow& g, int64_t m0, int64_t in0, int64_t in1,
+               bool smooth, float* buf) {
+  constexpr int P = K / 2;
+  for (int64_t r = a.r0; r < a.r1; ++r) {
+    const int64_t top = r * S - P;  // the input row of tap row 0
+    const int64_t i0 = max64(0, -top), i1 = min64(K, a.h - top);
+    g.i0 = int(i0);
+    g.rows = int(max64(0, i1 - i0));
+    g.x = a.x + (g.rows > 0 ? (top + i0) * g.xr : 0) + m0;
+    g.z = a.residual ? a.residual + r * a.ow * a.c + m0 : nullptr;
+    float* y = a.y + r * a.ow * a.c + m0;
+    auto cols = [&](int64_t qa, int64_t qb) {
+      if (g.rows == K)
+        nhwc_cols<K, S, Tail, true>(g, qa, qb, in0, in1);
+      else
+        nhwc_cols<K, S, Tail, false>(g, qa, qb, in0, in1);
+    };
+    if (!smooth) {  // straight into y, any clamp in registers
+      g.o = y, g.q0 = 0, g.os = a.c;
+      cols(0, a.ow);
+      continue;
+    }
+    // A smooth activation on whole vectors: the sums (with the residual) into buf, then
+    // activated and copied out, kChunk pixels at a time.
+    g.o = buf, g.os = W;
+    for (int64_t q0 = 0; q0 < a.ow; q0 += kChunk) {
+      const int64_t q1 = min64(a.ow, q0 + kChunk);
+      g.q0 = q0;
+      cols(q0, q1);
+      apply_activation(*a.act, buf, (q1 - q0) * W);
+      for (int64_t q = q0; q < q1; ++q)
+        store_lanes<Tail>(y + q * a.c, load_lanes<false>(buf + (q - q0) * W, g.mask), g.mask);
+    }
+  }
+}
+
+template <int K, int S>
+void nhwc(const DepthwiseNhwc& a) {
+  constexpr int P = K / 2, T = K * K;
+  // The output columns whose taps all lie inside the row: from ceil(P / S) to the last whose
+  // last tap, q * S + P, is at most w - 1.
+  const int64_t in0 = min64((P + S - 1) / S, a.ow);
+  const int64_t in1 = a.w - 1 - P >= 0 ? max64(in0, min64(a.ow, (a.w - 1 - P) / S + 1)) : in0;
+  const bool clamp = a.act->enabled && a.act->kind == Activation::Kind::Clamp;
+  const bool smooth = a.act->enabled && !clamp;
+  alignas(64) float buf[kChunk * W];
+  // (A tail group's lanes past its channels are stored nowhere; zeros keep them finite.)
+  if (smooth) fill(buf, kChunk * W, 0.f);
+  NhwcRow g;
+  g.xr = a.w * a.c;
+  g.c = a.c;
+  g.w = a.w;
+  g.lo = clamp ? a.act->lo : -INFINITY;
+  g.hi = clamp ? a.act->hi : INFINITY;
+  for (int64_t m0 = a.c0; m0 < a.c1; m0 += W) {
+    const int lanes = int(min64(W, a.c1 - m0));
+    // Weights per tap, W channels wide, per call (the weights may change between runs): the
+    // transpose of the channels' [K * K] rows. The lanes past the last channel repeat channel
+    // m0 (only ever multiplied by zeros, never stored).
+    const float* wrow[W];
+    alignas(64) float wt[T][W];
+    alignas(64) float b[W] = {};
+    for (int l = 0; l < W; ++l) wrow[l] = a.weights + (m0 + (l < lanes ? l : 0)) * T;
+    transpose_runs(wrow, T, [&](int64_t t) { return wt[t]; });
+    if (a.bias)
+      for (int l = 0; l < lanes; ++l) b[l] = a.bias[m0 + l];
+    VecW w[T];
+    std::memcpy(w, wt, sizeof w);
+    std::memcpy(&g.bias, b, sizeof g.bias);
+    g.wt = w;
+    g.mask = first_lanes_f32(lanes);
+    if (lanes == W)
+      nhwc_rows<K, S, false>(a, g, m0, in0, in1, smooth, buf);
+    else
+      nhwc_rows<K, S, true>(a, g, m0, in0, in1, smooth, buf);
+  }
+}
+
 }  // namespace
 
 extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
@@ -230,6 +442,7 @@ const f32::DepthwiseChannelKernels kDepthwiseChannels{
     static_cast<Isa>(MINFER_ISA_LEVEL),
     W,
     {{channels<3, 1>, channels<3, 2>}, {channels<5, 1>, channels<5, 2>}},
-    scratch_floats};
+    scratch_floats,
+    {{nhwc<3, 1>, nhwc<3, 2>}, {nhwc<5, 1>, nhwc<5, 2>}}};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS

@@ -12,6 +12,7 @@ namespace minfer::cpu {
 enum class Isa;         // backends/cpu/isa.h (left out here: it pulls in <string>)
 struct DepthwisePlane;     // backends/cpu/depthwise.h
 struct DepthwiseChannels;  // backends/cpu/depthwise_channels.h
+struct DepthwiseNhwc;      // backends/cpu/depthwise_channels.h
 struct Activation;         // backends/cpu/epilogue.h
 }
 
@@ -108,12 +109,13 @@ struct DepthwisePlanes {
 
 // The depthwise channels-as-lanes kernels of one ISA level (backends/cpu/isa/
 // depthwise_channels.cpp), `lanes` channels per vector, by [K == 5][stride == 2], and the
-// scratch their layout needs.
+// scratch their layout needs; nhwc: the channels-last kernels, likewise by [K == 5][stride == 2].
 struct DepthwiseChannelKernels {
   Isa isa;
   int lanes;
   void (*kernel[2][2])(const DepthwiseChannels&);
   size_t (*scratch_floats)(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k, int64_t s);
+  void (*nhwc[2][2])(const DepthwiseNhwc&);
 };
 
 // The epilogue's smooth activations at one ISA level's width (backends/cpu/isa/activation.cpp).

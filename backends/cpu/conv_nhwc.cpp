@@ -1,0 +1,180 @@
+#include "backends/cpu/conv_nhwc.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "backends/cpu/isa.h"
+#include "backends/cpu/kernels.h"
+#include "backends/cpu/parallel.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+bool nchw_input(const Node& n) { return n.attrs.get_int("nchw_input", 0) != 0; }
+
+// X's shape as NCHW, for the shared conv geometry.
+Shape input_nchw(const PrepareContext& ctx) {
+  const Shape& s = ctx.inputs[0].shape;
+  return nchw_input(ctx.node) ? s : Shape{s[0], s[3], s[1], s[2]};
+}
+
+ConvGeometry geometry(const PrepareContext& ctx) {
+  return conv_geometry(ctx.node, input_nchw(ctx), ctx.inputs[1].shape);
+}
+
+// The NCHW-input kernel (the transposing channels kernel) for this geometry.
+DepthwiseChannelsKernel from_nchw_kernel(const ConvGeometry& g) {
+  return depthwise_channels_kernel(g.kernel_h(), g.stride_h(), g.in_h(), g.in_w(), g.out_h(),
+                                   g.out_w());
+}
+
+}  // namespace
+
+bool channels_last_pays() {
+  if (!has_any_isa()) return false;
+  const char* v = std::getenv("MINFER_CPU_CHANNELS_LAST");
+  if (v && *v) return std::strcmp(v, "0") != 0;
+  return active_isa() >= Isa::avx512;
+}
+
+bool NhwcConvKernel::supports(const PrepareContext& ctx) {
+  if (!has_any_isa() || ctx.inputs.size() < 2 || ctx.inputs.size() > 4 ||
+      !is_static_f32(ctx, 0) || !is_static_f32(ctx, 1) || !ctx.inputs[1].constant ||
+      ctx.inputs[0].shape.rank() != 4 || ctx.inputs[1].shape.rank() != 4)
+    return false;
+  if (ctx.inputs.size() > 2 && ctx.inputs[2].present &&
+      (!is_static_f32(ctx, 2) || !ctx.inputs[2].constant))
+    return false;
+  if (ctx.inputs.size() > 3 && ctx.inputs[3].present &&
+      (!is_static_f32(ctx, 3) || ctx.outputs.empty() ||
+       ctx.inputs[3].shape != ctx.outputs[0].shape))
+    return false;
+  const ConvGeometry g = geometry(ctx);
+  const NhwcConvKind kind = nhwc_conv_kind(g);
+  if (nchw_input(ctx.node))
+    return kind == NhwcConvKind::Depthwise && from_nchw_kernel(g).fn;
+  if (kind == NhwcConvKind::Depthwise)
+    return depthwise_nhwc_kernel(g.kernel_h(), g.stride_h());
+  return kind == NhwcConvKind::Pointwise;
+}
+
+void NhwcConvKernel::prepare(PrepareContext& ctx) {
+  const ConvGeometry g = geometry(ctx);
+  kind_ = nhwc_conv_kind(g);
+  if (kind_ == NhwcConvKind::None) ctx.fail("not a pointwise or depthwise conv");
+  n_ = g.batch, h_ = g.in_h(), w_ = g.in_w(), c_ = g.in_channels;
+  m_ = g.out_channels, oh_ = g.out_h(), ow_ = g.out_w();
+  act_ = parse_activation(ctx.node);
+  weight_ = *ctx.inputs[1].constant;
+  const bool has_bias = ctx.inputs.size() > 2 && ctx.inputs[2].present;
+  bias_ = has_bias ? *ctx.inputs[2].constant : Tensor();
+  if (kind_ == NhwcConvKind::Pointwise) {
+    // W [M, C] is B^T of Y = X * B.
+    packed_ = share_packed_rhs(ctx, "cpu.nhwc_conv.packed_rhs", weight_, c_, m_, true);
+  } else {
+    const DepthwiseChannelsKernel info = from_nchw_kernel(g);
+    depthwise_isa_ = info.isa;
+    lanes_ = info.lanes;
+    if (nchw_input(ctx.node)) {
+      from_nchw_ = info.fn;
+      scratch_floats_ = (int64_t(info.scratch_floats) + 15) / 16 * 16;
+      threads_ = std::max(1, ctx.threads);
+      ctx.workspace_bytes = size_t(threads_) * size_t(scratch_floats_) * sizeof(float);
+    } else {
+      depthwise_ = depthwise_nhwc_kernel(g.kernel_h(), g.stride_h());
+    }
+    if (!depthwise_ && !from_nchw_) ctx.fail("no depthwise kernel at this ISA level");
+  }
+}
+
+void NhwcConvKernel::run(RunContext& ctx) const {
+  const float* x = ctx.inputs[0]->data<float>();
+  const bool has_residual = ctx.inputs.size() > 3 && ctx.inputs[3];
+  const float* z = has_residual ? ctx.inputs[3]->data<float>() : nullptr;
+  float* y = ctx.outputs[0]->data<float>();
+  const int threads = std::max(1, ctx.threads);
+  if (from_nchw_)
+    return run_depthwise_nchw_input(x, z, y, static_cast<float*>(ctx.workspace), threads);
+  if (kind_ == NhwcConvKind::Depthwise) return run_depthwise(x, z, y, threads);
+  // The activation comes after the residual: in the GEMM's epilogue only without one.
+  const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
+  packed_->multiply(x, n_ * h_ * w_, c_, y, m_, threads, bias, z ? nullptr : &act_);
+  if (z) add_residual(z, y, threads);
+}
+
+void NhwcConvKernel::add_residual(const float* z, float* y, int threads) const {
+  const int64_t rows = n_ * oh_ * ow_, block = 64;
+  parallel_for(threads_for(rows * m_, threads), (rows + block - 1) / block, [&](int64_t b) {
+    const int64_t r0 = b * block, r1 = std::min(rows, r0 + block);
+    float* p = y + r0 * m_;
+    const float* q = z + r0 * m_;
+    for (int64_t i = 0; i < (r1 - r0) * m_; ++i) p[i] += q[i];
+    act_.apply(p, (r1 - r0) * m_);
+  });
+}
+
+void NhwcConvKernel::run_depthwise(const float* x, const float* z, float* y, int threads) const {
+  // Work units: one image's channels in blocks of 4 vectors, its rows split where the blocks
+  // alone would leave threads idle.
+  const int64_t block = 4 * lanes_, blocks = (c_ + block - 1) / block;
+  const int64_t row_parts =
+      std::clamp<int64_t>((4 * threads + n_ * blocks - 1) / (n_ * blocks), 1, oh_);
+  DepthwiseNhwc a{};
+  a.weights = weight_.data<float>();
+  a.bias = bias_.defined() ? bias_.data<float>() : nullptr;
+  a.c = c_, a.h = h_, a.w = w_, a.oh = oh_, a.ow = ow_;
+  a.act = &act_;
+  parallel_for(threads, n_ * blocks * row_parts, [&](int64_t unit) {
+    const int64_t image = unit / (blocks * row_parts), b = unit / row_parts % blocks;
+    const int64_t part = unit % row_parts;
+    DepthwiseNhwc u = a;
+    u.x = x + image * h_ * w_ * c_;
+    u.residual = z ? z + image * oh_ * ow_ * c_ : nullptr;
+    u.y = y + image * oh_ * ow_ * c_;
+    u.c0 = b * block, u.c1 = std::min(c_, u.c0 + block);
+    u.r0 = oh_ * part / row_parts, u.r1 = oh_ * (part + 1) / row_parts;
+    depthwise_(u);
+  });
+}
+
+void NhwcConvKernel::run_depthwise_nchw_input(const float* x, const float* z, float* y,
+                                              float* workspace, int threads) const {
+  // Work units: one vector of channels of one image, in contiguous ranges per part (each part
+  // has its scratch), one kernel call per image a range touches.
+  const int64_t groups = (c_ + lanes_ - 1) / lanes_, units = n_ * groups;
+  const int64_t p = oh_ * ow_;
+  const int parts = int(std::min<int64_t>(units, std::min(threads, threads_)));
+  parallel_region(parts, [&](int part, int n_parts) {
+    const int64_t begin = split_begin(units, n_parts, part),
+                  end = split_begin(units, n_parts, part + 1);
+    for (int64_t u = begin; u < end;) {
+      const int64_t n = u / groups, last = std::min(end, (n + 1) * groups);
+      DepthwiseChannels a;
+      a.x = x + n * c_ * h_ * w_;
+      a.weights = weight_.data<float>();
+      a.bias = bias_.defined() ? bias_.data<float>() : nullptr;
+      a.residual = z ? z + n * m_ * p : nullptr;
+      a.y = y + n * m_ * p;
+      a.m0 = (u - n * groups) * lanes_;
+      a.m1 = std::min(m_, (last - n * groups) * lanes_);
+      a.mg = 1;
+      a.h = h_, a.w = w_, a.oh = oh_, a.ow = ow_;
+      a.act = &act_;
+      a.scratch = workspace + part * scratch_floats_;
+      a.nhwc_out = true;
+      a.m = m_;
+      from_nchw_(a);
+      u = last;
+    }
+  });
+}
+
+std::string NhwcConvKernel::variant() const {
+  if (kind_ == NhwcConvKind::Pointwise) return std::string("pointwise ") + isa_name(packed_->isa());
+  return std::string(from_nchw_ ? "depthwise-from-nchw " : "depthwise ") +
+         isa_name(static_cast<Isa>(depthwise_isa_));
+}
+
+}  // namespace minfer::cpu

@@ -1,0 +1,57 @@
+// The CPU kernel of com.minfer:NhwcConv (ops/nhwc_ops.h): convolutions on channels-last
+// activations, which the channels-last pass gives the small planes of MobileNet- and
+// EfficientNet-style blocks (graph/passes/channels_last.cpp).
+//
+//   pointwise: Y [N*H*W, M] = X [N*H*W, C] * W^T, a PackedRhs GEMM with X read in place (the
+//              output channels in the lanes: a 7x7 plane wastes none of them), bias and
+//              activation in its epilogue, a residual added after it;
+//   depthwise: depthwise_channels.h's channels-last kernel, 8 or 16 channels of a pixel per
+//              vector, with no transposes (the NCHW kernel transposes in and out); with
+//              `nchw_input`, that NCHW kernel with its output left channels last.
+//
+// Constant weights only (the pass converts no other). Callers check has_any_isa().
+#pragma once
+
+#include <memory>
+
+#include "backends/cpu/depthwise_channels.h"
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/packed_rhs_gemm.h"
+#include "minfer/kernel.h"
+#include "ops/nhwc_ops.h"
+
+namespace minfer::cpu {
+
+// Whether the channels-last pass pays at the active ISA level: where the tiles are AVX-512
+// (16 channels per vector). With AVX2's 8 it measured even or slower (MobileNet v2 0.99-1.00x,
+// EfficientNet-B0 0.97-1.00x at MINFER_ISA=avx2 on a Zen 4), as the NCHW kernels' lanes waste
+// less there. MINFER_CPU_CHANNELS_LAST=0 turns it off, =1 on at any level with kernels.
+bool channels_last_pays();
+
+class NhwcConvKernel final : public Kernel {
+ public:
+  static bool supports(const PrepareContext& ctx);
+
+  void prepare(PrepareContext& ctx) override;
+  void run(RunContext& ctx) const override;
+  std::string variant() const override;  // "pointwise <isa>" or "depthwise <isa>"
+
+ private:
+  void run_depthwise(const float* x, const float* z, float* y, int threads) const;
+  void run_depthwise_nchw_input(const float* x, const float* z, float* y, float* workspace,
+                                int threads) const;
+  void add_residual(const float* z, float* y, int threads) const;
+
+  NhwcConvKind kind_ = NhwcConvKind::None;
+  int64_t n_ = 0, h_ = 0, w_ = 0, c_ = 0, m_ = 0, oh_ = 0, ow_ = 0;
+  Activation act_;
+  Tensor weight_, bias_;  // constants (shared, not copied)
+  std::shared_ptr<const PackedRhs> packed_;  // pointwise: W^T packed once
+  DepthwiseNhwcFn depthwise_ = nullptr;
+  DepthwiseChannelsFn from_nchw_ = nullptr;  // with nchw_input
+  int64_t scratch_floats_ = 0;                // its scratch per part
+  int threads_ = 1;                           // the workspace holds this many parts
+  int depthwise_isa_ = -1, lanes_ = 8;
+};
+
+}  // namespace minfer::cpu
