@@ -95,6 +95,7 @@ void NhwcConvKernel::run(RunContext& ctx) const {
   const float* z = has_residual ? ctx.inputs[3]->data<float>() : nullptr;
   float* y = ctx.outputs[0]->data<float>();
   const int threads = std::max(1, ctx.threads);
+  if (n_ * oh_ * ow_ * m_ == 0) return;  // an empty output
   if (from_nchw_)
     return run_depthwise_nchw_input(x, z, y, static_cast<float*>(ctx.workspace), threads);
   if (kind_ == NhwcConvKind::Depthwise) return run_depthwise(x, z, y, threads);

@@ -49,13 +49,13 @@ bool convertible(const Node* n) {
   return nhwc_conv_kind(g) != NhwcConvKind::None && g.out_h() * g.out_w() <= kMaxPlane;
 }
 
-constexpr size_t kDataInputs[] = {0, 3};
+constexpr size_t kDataInputs[] = {0, 3};  // X and the residual Z carry activations
 
 // Whether `s` scales each channel of the NCHW `x`: [1 or N, C, 1, 1].
 bool is_channel_scale(const Value* s, const Value* x) {
   return rank4_f32(s) && s->shape[1] == x->shape[1] && s->shape[2] == 1 && s->shape[3] == 1 &&
          (s->shape[0] == 1 || s->shape[0] == x->shape[0]);
-}  // X and the residual Z carry activations
+}
 
 // Candidates grouped by the activations they pass each other: node -> its group's root.
 std::map<Node*, Node*> groups_of(const std::set<Node*>& candidates) {
@@ -104,10 +104,10 @@ bool to_channels_last(Graph& g, PassLog& log) {
 
   // Readers that stay in NHWC: a Mul by a per-channel scale (an SE block's gate, reshaped to
   // [N, 1, 1, C]) keeps its output NHWC; a GlobalAveragePool reads NHWC. `nhwc`: the nodes
-  // whose output is NHWC; `reads_nhwc`: per reader, the input it reads NHWC.
+  // whose output is NHWC; `scales`: those Muls, by their NHWC input.
   std::set<Node*> nhwc = convert;
-  std::map<Node*, size_t> scales, reads_nhwc;
-  for (Node* n : convert) reads_nhwc[n] = 0;
+  std::map<Node*, size_t> scales;
+  std::set<Node*> pools;
   for (Node* n : order) {
     auto from_nhwc = [&](size_t i) {
       const Value* v = n->input(i);
@@ -122,13 +122,13 @@ bool to_channels_last(Graph& g, PassLog& log) {
           break;
         }
     } else if (rewrite::is_op(n, "GlobalAveragePool") && from_nhwc(0)) {
-      reads_nhwc[n] = 0;
+      pools.insert(n);
     }
   }
   auto is_nhwc_read = [&](const Use& u) {
     if (convert.count(u.node)) return u.input_index == 0 || u.input_index == 3;
     if (auto it = scales.find(u.node); it != scales.end()) return u.input_index == it->second;
-    return reads_nhwc.count(u.node) && u.input_index == 0;
+    return pools.count(u.node) && u.input_index == 0;
   };
 
   std::map<Value*, Value*> to_nhwc, to_nchw;
@@ -167,7 +167,7 @@ bool to_channels_last(Graph& g, PassLog& log) {
       g.set_input(n, 1 - it->second,
                   g.add_node("Reshape", scale->name + "_nhwc", {scale, shape})->outputs[0]);
       log.note("kept " + before + " channels last (a per-channel scale)");
-    } else if (reads_nhwc.count(n)) {
+    } else if (pools.count(n)) {
       n->op_type = "NhwcGlobalAveragePool";
       n->domain = kMinferDomain;
       log.note("converted " + before + " to NhwcGlobalAveragePool");
