@@ -82,6 +82,12 @@ def main():
         sys.exit("--paired needs minfer's Python package in this Python: `bash scripts/test.sh` "
                  "installs it (and onnxruntime) into .venv; run .venv/bin/python "
                  "bench/onnx_vs_ort.py --paired ...")
+    if args.paired and os.path.exists(args.minfer) and \
+            os.path.getmtime(minfer.__file__) < os.path.getmtime(args.minfer):
+        # --paired measures the installed package, not the build: an older one is another minfer.
+        print(f"warning: minfer's Python package ({os.path.dirname(minfer.__file__)}) is older "
+              f"than {args.minfer}: reinstall it (`pip install .`) to measure this build",
+              file=sys.stderr)
     if args.paired:
         print(f"{'model':<28} {'minfer ms':>10} {'ORT ms':>10} {'ORT/minfer':>10} "
               f"{'quartiles':>13} {'won':>5}  (threads {args.threads}, onnxruntime "
