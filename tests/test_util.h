@@ -8,12 +8,20 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 
 #include "minfer/minfer.h"
 
 namespace minfer::test {
+
+// Nodes per op type: what the passes made of a graph.
+inline std::map<std::string, int> op_histogram(const Graph& g) {
+  std::map<std::string, int> h;
+  for (const Node* n : g.nodes()) ++h[n->op_type];
+  return h;
+}
 
 // The shared data folder (../shared/data next to the project, or $MINFER_DATA). A test that
 // needs it stops with this message when it is missing, and CTest reports it as skipped

@@ -31,12 +31,6 @@ std::string unknown_ops_model() {
   return p.string();
 }
 
-std::map<std::string, int> histogram(const Graph& g) {
-  std::map<std::string, int> h;
-  for (const Node* n : g.nodes()) ++h[n->op_type];
-  return h;
-}
-
 }  // namespace
 
 TEST_CASE("unsupported ops: one error lists every unknown op and its nodes",
@@ -115,7 +109,7 @@ TEST_CASE("dropout-elimination removes inference Dropout whose mask nobody reads
     Graph g = make(false, false);
     g.infer_shapes();
     const auto reports = optimize(g, o1);
-    CHECK(histogram(g).count("Dropout") == 0);
+    CHECK(op_histogram(g).count("Dropout") == 0);
     bool noted = false;
     for (const PassReport& r : reports)
       noted |= r.name == "dropout-elimination" && r.changed;
@@ -126,7 +120,7 @@ TEST_CASE("dropout-elimination removes inference Dropout whose mask nobody reads
     Graph g = make(!runtime_training, runtime_training);
     g.infer_shapes();
     optimize(g, o1);
-    CHECK(histogram(g).count("Dropout") == 1);
+    CHECK(op_histogram(g).count("Dropout") == 1);
   }
   // Kept nodes still run: the mask is all true, a true training_mode is refused.
   Session s(make(true, false), o1);

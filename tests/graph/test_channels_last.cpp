@@ -16,12 +16,6 @@ using namespace minfer::test;
 
 namespace {
 
-std::map<std::string, int> op_histogram(const Graph& g) {
-  std::map<std::string, int> h;
-  for (const Node* n : g.nodes()) h[n->op_type]++;
-  return h;
-}
-
 Attributes clip_attrs(float lo, float hi) {
   Attributes a;
   a.set("activation", std::string("Clip"));

@@ -10,12 +10,6 @@ using namespace minfer;
 using namespace minfer::test;
 
 namespace {
-std::map<std::string, int> op_histogram(const Graph& g) {
-  std::map<std::string, int> h;
-  for (const Node* n : g.nodes()) h[n->op_type]++;
-  return h;
-}
-
 Value* conv_weight(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, int64_t k,
                    std::mt19937& rng) {
   return b.constant(name, random_tensor({out, in, k, k}, rng, -0.3f, 0.3f));

@@ -12,12 +12,6 @@ using namespace minfer::test;
 
 namespace {
 
-std::map<std::string, int> histogram(const Graph& g) {
-  std::map<std::string, int> h;
-  for (const Node* n : g.nodes()) h[n->op_type]++;
-  return h;
-}
-
 Tensor scalar(float v) {
   Tensor t(DType::f32, Shape{});
   t.data<float>()[0] = v;
@@ -105,7 +99,7 @@ TEST_CASE("layernorm-fusion: torch's decomposed LayerNorm becomes one node", "[p
       o.affine = affine;
       Graph g = optimized_and_checked([&] { return decomposed_layer_norm(o); }, Shape{2, 5, 8});
       INFO(g.dump());
-      auto h = histogram(g);
+      auto h = op_histogram(g);
       REQUIRE(g.node_count() == 1);
       const Node* ln = g.nodes()[0];
       CHECK(ln->op_type == "LayerNormalization");
@@ -123,14 +117,14 @@ TEST_CASE("layernorm-fusion leaves near-misses alone", "[passes]") {
     LnOptions o;
     o.axes = {1};
     Graph g = optimized_and_checked([&] { return decomposed_layer_norm(o); }, Shape{2, 5, 8});
-    CHECK(histogram(g).count("LayerNormalization") == 0);
+    CHECK(op_histogram(g).count("LayerNormalization") == 0);
   }
   SECTION("an intermediate value that is a graph output") {
     LnOptions o;
     o.expose_variance = true;
     Graph g = optimized_and_checked([&] { return decomposed_layer_norm(o); }, Shape{2, 5, 8});
-    CHECK(histogram(g).count("LayerNormalization") == 0);
-    CHECK(histogram(g)["ReduceMean"] == 2);
+    CHECK(op_histogram(g).count("LayerNormalization") == 0);
+    CHECK(op_histogram(g)["ReduceMean"] == 2);
   }
 }
 
@@ -146,6 +140,6 @@ TEST_CASE("gelu-fusion: x * 0.5 * (1 + erf(x / sqrt 2)) becomes Gelu", "[passes]
   }
   // 0.4 instead of 0.5 is not a Gelu.
   Graph g = optimized_and_checked([] { return decomposed_gelu(false, 0.4f); }, Shape{3, 10});
-  CHECK(histogram(g).count("Gelu") == 0);
-  CHECK(histogram(g)["Erf"] == 1);
+  CHECK(op_histogram(g).count("Gelu") == 0);
+  CHECK(op_histogram(g)["Erf"] == 1);
 }

@@ -10,12 +10,6 @@ using namespace minfer::test;
 
 namespace {
 
-std::map<std::string, int> op_counts(const Graph& g) {
-  std::map<std::string, int> c;
-  for (const Node* n : g.nodes()) ++c[n->op_type];
-  return c;
-}
-
 std::vector<Tensor> random_images(int count, int size, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<Tensor> v;
@@ -91,7 +85,7 @@ TEST_CASE("quantize_graph writes QDQ; a Session folds it into int8 ops", "[int8]
 
   Graph qdq = clone_graph(fp32);
   quantize_graph(qdq, table);
-  auto counts = op_counts(qdq);
+  auto counts = op_histogram(qdq);
   CHECK(counts["BatchNormalization"] == 0);
   CHECK(counts["Conv"] == 19);
   CHECK(counts["QuantizeLinear"] > 0);
@@ -106,7 +100,7 @@ TEST_CASE("quantize_graph writes QDQ; a Session folds it into int8 ops", "[int8]
   Session sim(clone_graph(qdq), l1);
   Session int8(clone_graph(qdq));
   Session ref(clone_graph(fp32));
-  auto folded = op_counts(int8.graph());
+  auto folded = op_histogram(int8.graph());
   CHECK(folded["QConv"] == 19);
   CHECK(folded["QAdd"] == 0);  // every residual add fused into its conv
   CHECK(folded["QGlobalAveragePool"] == 1);
@@ -143,7 +137,7 @@ TEST_CASE("quantize options keep layers in fp32", "[int8]") {
   Graph qdq = clone_graph(fp32);
   quantize_graph(qdq, table, o);
   Session s(std::move(qdq));
-  auto counts = op_counts(s.graph());
+  auto counts = op_histogram(s.graph());
   CHECK(counts["QConv"] == 17);
   CHECK(counts["QAdd"] == 0);
   CHECK(counts["QGemm"] == 0);
@@ -182,7 +176,7 @@ TEST_CASE("uint8 activations (as ONNX Runtime writes them) fold like int8 ones",
   }
   u8.infer_shapes();
   Session a(std::move(qdq)), b(std::move(u8));
-  auto counts = op_counts(b.graph());
+  auto counts = op_histogram(b.graph());
   CHECK(counts["QConv"] == 19);
   CHECK(counts["DequantizeLinear"] == 0);
   const Tensor x = random_images(1, 32, 7)[0];
@@ -209,7 +203,7 @@ TEST_CASE("SessionOptions::precision int8 runs quantized graphs and refuses fp32
   quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
   REQUIRE(is_quantized(qdq));
   Session int8(clone_graph(qdq), opts);
-  CHECK(op_counts(int8.graph())["QConv"] == 19);
+  CHECK(op_histogram(int8.graph())["QConv"] == 19);
   CHECK(is_quantized(int8.graph()));
   // The same graph with the default precision runs the same int8 kernels: identical outputs.
   Session plain(clone_graph(qdq));
@@ -238,7 +232,7 @@ TEST_CASE("element-wise ops between int8 convs stay NHWC (EfficientNet's SiLU an
   SessionOptions l1;
   l1.optimization_level = 1;
   Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq));
-  auto folded = op_counts(int8.graph());
+  auto folded = op_histogram(int8.graph());
   INFO(int8.graph().dump());
   CHECK(folded["QConv"] > 10);
   CHECK(folded["Sigmoid"] > 10);  // SiLU and the SE gates run in float, in NHWC
