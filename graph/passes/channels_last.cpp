@@ -180,16 +180,9 @@ bool to_channels_last(Graph& g, PassLog& log) {
     const std::vector<Use> uses = out->uses;
     for (const Use& u : uses)
       if (!is_nhwc_read(u)) g.set_input(u.node, u.input_index, transposed(out, false));
-    if (out->is_graph_output) {
-      // The graph output keeps its name and layout; the NHWC tensor is renamed.
-      const std::string name = out->name;
-      Value* back = transposed(out, false);
-      std::vector<Value*> outputs = g.outputs();
-      g.clear_outputs();
-      for (Value* o : outputs) g.add_output(o == out ? back : o);
-      g.rename_value(out, name + "_nhwc");
-      g.rename_value(back, name);
-    }
+    // The graph output keeps its name, dtype and layout; the converted tensor is renamed.
+    if (out->is_graph_output)
+      rewrite::substitute_graph_output(g, out, transposed(out, false), "_nhwc");
   }
   g.infer_shapes();
   return true;

@@ -89,16 +89,9 @@ bool lower_to_fp16(Graph& g, PassLog& log) {
                                std::find(data.begin(), data.end(), u.input_index) != data.end();
       if (!half_reader) g.set_input(u.node, u.input_index, converted(out, false, to_float));
     }
-    if (out->is_graph_output) {
-      // The graph output keeps its name, dtype and layout; the fp16 tensor is renamed.
-      const std::string name = out->name;
-      Value* back = converted(out, false, to_float);
-      std::vector<Value*> outputs = g.outputs();
-      g.clear_outputs();
-      for (Value* o : outputs) g.add_output(o == out ? back : o);
-      g.rename_value(out, name + "_fp16");
-      g.rename_value(back, name);
-    }
+    // The graph output keeps its name, dtype and layout; the converted tensor is renamed.
+    if (out->is_graph_output)
+      rewrite::substitute_graph_output(g, out, converted(out, false, to_float), "_fp16");
   }
   g.infer_shapes();
   return true;

@@ -30,4 +30,13 @@ void replace_chain(Graph& g, const std::vector<Node*>& old_nodes, Node* replacem
   g.rename_value(fresh, name);
 }
 
+void substitute_graph_output(Graph& g, Value* out, Value* replacement, const std::string& suffix) {
+  const std::string name = out->name;
+  std::vector<Value*> outputs = g.outputs();
+  g.clear_outputs();
+  for (Value* o : outputs) g.add_output(o == out ? replacement : o);
+  g.rename_value(out, name + suffix);
+  g.rename_value(replacement, name);
+}
+
 }  // namespace minfer::rewrite

@@ -21,5 +21,8 @@ const Tensor* constant_of(const Value* v);  // null unless `v` is a constant
 // can skip them.
 void replace_chain(Graph& g, const std::vector<Node*>& old_nodes, Node* replacement,
                    std::set<const Node*>& removed);
+// Makes `replacement` (a converted copy of the graph output `out`) the graph output in its
+// place, under out's name; `out` keeps its producer and readers, renamed with `suffix`.
+void substitute_graph_output(Graph& g, Value* out, Value* replacement, const std::string& suffix);
 
 }  // namespace minfer::rewrite
