@@ -109,6 +109,16 @@ void ConvKernel::prepare(PrepareContext& ctx) {
     return;
   }
 
+  // One output position per image (an SE block's FC layers): rows are images, the output
+  // channels the lanes. (EfficientNet-B0's 32 of them, 1 thread of a Zen 4: see variant().)
+  if (method_ == Method::Gemm1x1 && d.p() == 1 && d.group == 1 && !has_residual_ &&
+      weight_.defined() && has_any_isa()) {
+    method_ = Method::Vector;
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+    vector_ = share_packed_rhs(ctx, "cpu.conv.vector", weight_, d.c, d.m, true);
+    return;
+  }
+
   // Winograd where it applies and pays (winograd.h); the im2col packing is then not made.
   // Its output transform inlines clamps only (Relu, Clip), not the smooth activations.
   const WinogradShape ws_shape{d.n, d.c, d.h, d.w, d.m, d.oh, d.ow, d.pad_t, d.pad_l};
@@ -230,7 +240,9 @@ void ConvKernel::run(RunContext& ctx) const {
   op.z = has_residual_ ? ctx.inputs[3]->data<float>() : nullptr;
   op.y = ctx.outputs[0]->data<float>();
   const int threads = std::clamp(ctx.threads, 1, threads_);
-  if (method_ == Method::Winograd)
+  if (method_ == Method::Vector)
+    vector_->multiply(op.x, d_.n, d_.c, op.y, d_.m, threads, op.b, &act_);
+  else if (method_ == Method::Winograd)
     winograd_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
   else if (method_ == Method::SmallPlane)
     small_plane_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
@@ -249,6 +261,7 @@ std::string ConvKernel::variant() const {
     return winograd_.gemm_isa() ? std::string("winograd ") + winograd_.gemm_isa() : "winograd";
   if (method_ == Method::SmallPlane)
     return std::string("small-plane ") + isa_name(small_plane_.isa());
+  if (method_ == Method::Vector) return std::string("vector ") + isa_name(vector_->isa());
   // ConvGemm's tiles and the depthwise kernels say their ISA level (the other paths are
   // Eigen's, built for the baseline).
   if (depthwise_plane_ && depthwise_isa_ >= 0)

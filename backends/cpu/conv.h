@@ -26,7 +26,10 @@
 // off); its variant() then says "winograd" ("winograd <isa>" on ConvGemm's tiles). Ungrouped
 // convs with constant weights whose output plane would leave lanes of those tiles empty (7x7)
 // put the output channels in the lanes instead (conv_small_plane.h; "small-plane <isa>";
-// MINFER_CPU_SMALL_PLANE=0 turns it off).
+// MINFER_CPU_SMALL_PLANE=0 turns it off). A 1x1 conv on a 1x1 plane (the fully connected
+// layers of squeeze-and-excitation blocks) is a product of [N, C] with W^T: PackedRhs's tiles
+// with the output channels in the lanes ("vector <isa>"), where ConvGemm's tiles would spend
+// all but one of their columns on nothing.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,7 @@
 #include "backends/cpu/depthwise_channels.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/packed_gemm.h"
+#include "backends/cpu/packed_rhs_gemm.h"
 #include "backends/cpu/winograd.h"
 #include "minfer/kernel.h"
 
@@ -53,7 +57,7 @@ class ConvKernel final : public Kernel {
   std::string variant() const override;  // "winograd", "direct <isa>" (ConvGemm), else empty
 
  private:
-  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane };
+  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane, Vector };
 
   // The convolution's geometry (a 1-D conv has h = oh = kh = 1), sizes in elements.
   struct Dims {
@@ -116,6 +120,8 @@ class ConvKernel final : public Kernel {
   std::shared_ptr<const std::vector<PackedWeights>> packed_;
   // Instead, per group, for the 1x1 convs where ConvGemm::pays(); null otherwise.
   std::shared_ptr<const std::vector<ConvGemm>> direct_;
+  // Method::Vector's W^T, packed for PackedRhs; null otherwise.
+  std::shared_ptr<const PackedRhs> vector_;
   bool has_bias_ = false, has_residual_ = false;
   bool empty_ = false;  // the output has no elements
 };

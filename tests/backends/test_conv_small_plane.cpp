@@ -1,6 +1,7 @@
-// The small-plane path of the CPU Conv kernel (backends/cpu/conv_small_plane.h: the output
-// channels in the vector lanes, for 7x7-like output planes) against the Conv reference plus
-// the residual and the activation, and the rule that picks it.
+// The CPU Conv kernel's paths with the output channels in the vector lanes, against the Conv
+// reference plus the residual and the activation: the small-plane path
+// (backends/cpu/conv_small_plane.h, for 7x7-like output planes) and the rule that picks it,
+// and the vector path of 1x1 convs on 1x1 planes (squeeze-and-excitation blocks).
 #include "backends/conv_test_run.h"
 #include "backends/cpu/conv.h"
 #include "backends/cpu/isa.h"
@@ -125,6 +126,43 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
       test::require_close(other.y, want, 1e-4, 1e-4);
     }
   });
+}
+
+TEST_CASE("cpu Conv runs 1x1 convs on 1x1 planes as vector products", "[cpu]") {
+  if (!cpu::has_any_isa()) {
+    WARN("no SIMD level on this CPU: the path is not offered");
+    return;
+  }
+  const SmallCase cases[] = {
+      {"an SE block's squeeze, 1152 -> 48, batch 2, Relu", {2, 1152, 1, 1}, {48, 1152, 1, 1},
+       {1, 1}, {0, 0, 0, 0}, true, false, 1},
+      {"its excitation, 48 -> 1152, Clip, no bias", {1, 48, 1, 1}, {1152, 48, 1, 1}, {1, 1},
+       {0, 0, 0, 0}, false, false, 2},
+      {"uneven channels, batch 3", {3, 20, 1, 1}, {37, 20, 1, 1}, {1, 1}, {0, 0, 0, 0}, true,
+       false, 0},
+  };
+  std::mt19937 rng(5);
+  test::for_each_isa([&](cpu::Isa) {
+    for (const SmallCase& c : cases) {
+      const Shape ys = output_shape(c);
+      const std::vector<Tensor> in = make_inputs(c, ys, rng);
+      const Tensor want = expected(c, in);
+      for (int threads : {1, 2, 3}) {
+        INFO(c.what << ", threads " << threads);
+        const Result got = run_case(c, in, ys, threads);
+        CHECK(got.variant.rfind("vector ", 0) == 0);
+        test::require_close(got.y, want, 1e-4, 1e-4);
+      }
+    }
+  });
+  // A residual input keeps the conv on ConvGemm's (or Eigen's) path, which adds it.
+  SmallCase residual = cases[2];
+  residual.residual = true;
+  const Shape ys = output_shape(residual);
+  const std::vector<Tensor> in = make_inputs(residual, ys, rng);
+  const Result got = run_case(residual, in, ys, 2);
+  CHECK(got.variant.rfind("vector", 0) != 0);
+  test::require_close(got.y, expected(residual, in), 1e-4, 1e-4);
 }
 
 TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes empty", "[cpu]") {
