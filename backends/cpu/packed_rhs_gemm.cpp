@@ -139,11 +139,16 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
   // Otherwise the work units are slices of B's panels (all rows of C there), claimed by the
   // threads as they come: a thread the OS starts late takes fewer. At least 2 slices per
   // thread, where N allows; whole tiles per slice (2 panels on AVX-512), so that no tile is
-  // cut in half.
+  // cut in half; and a number of slices that the threads share evenly where one exists (3
+  // slices of 2 tiles for 2 threads left one thread idle a third of the time: EfficientNet's
+  // 7x7 projections, 1152 -> 192 channels, took 1.55x less time on 2 threads than on 1, and
+  // ORT's 1.95x less).
   const int64_t per_tile = tiles_->nr / kNr;
-  const int64_t width =
-      (std::clamp<int64_t>(panels_ / (2 * used), 1, kSlicePanels) + per_tile - 1) / per_tile *
-      per_tile;
+  const int64_t tiles = (panels_ + per_tile - 1) / per_tile;
+  int64_t tiles_per_slice = std::clamp<int64_t>(tiles / (2 * used), 1, kSlicePanels / per_tile);
+  while (tiles_per_slice > 1 && (tiles + tiles_per_slice - 1) / tiles_per_slice % used != 0)
+    --tiles_per_slice;
+  const int64_t width = tiles_per_slice * per_tile;
   const int64_t slices = (panels_ + width - 1) / width;
   parallel_for(used, slices, [&](int64_t slice) {
     const int64_t s0 = slice * width;
