@@ -6,11 +6,11 @@ gap to the peer is.
 minfer's times come from `minfer bench --profile --json` (median of the profiled runs, step by
 step), ONNX Runtime's from its own profiler (`enable_profiling`: the median over the runs of
 each node's kernel time; an activation ORT left unfused right after a conv or GEMM, such as its
-QuickGelu for SiLU, is added to that node, as minfer fuses it). The conv and GEMM nodes are paired by their shapes (output and weight
-sizes, in execution order: the engines name fused nodes differently, ORT after the last node it
-absorbed); the other nodes are summed by op (ORT's layout reorders among them). Both columns
-are per-run times measured in separate passes: use them for where the time goes, and
-onnx_vs_ort.py --paired for the ratio.
+QuickGelu for SiLU, is added to that node, as minfer fuses it). The conv and GEMM nodes are
+paired by their shapes (output and weight sizes, in execution order: the engines name fused
+nodes differently, ORT after the last node it absorbed); the other nodes are summed by op
+(ORT's layout reorders among them). Both columns are per-run times measured in separate
+passes: use them for where the time goes, and onnx_vs_ort.py --paired for the ratio.
 """
 import argparse
 import collections
@@ -87,8 +87,6 @@ def ort_steps(path, threads, runs):
             info[name] = (e["args"].get("op_name", "?"),
                           shape_key(shapes("input_type_shape"), shapes("output_type_shape")))
     return {n: (info[n][0], float(np.median(t[-runs:])), info[n][1]) for n, t in times.items()}
-
-
 
 
 def main():

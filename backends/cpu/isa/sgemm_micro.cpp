@@ -96,8 +96,8 @@ void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t 
 // PackedRhs's tile, for R = 1..6 rows of A (the rows of the tile past R are neither computed
 // nor stored: a 7x7 plane's 49 rows end in a tile of 1, which 6 rows' FMAs made 9 % of the
 // work; MobileNet v2 and EfficientNet-B0 ran 2.4-4 % faster with 1 and 2 threads of a Zen 4,
-// switch_ab against 6 rows everywhere). The 12 accumulators are named, not an array indexed by a run-time row: that would
-// keep them in memory.
+// switch_ab against 6 rows everywhere). The 12 accumulators are named, not an array indexed
+// by a run-time row: that would keep them in memory.
 template <int R>
 void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t next_panel,
               float* c, int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias,
