@@ -14,10 +14,6 @@ namespace minfer::cpu {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-
 constexpr int64_t kTileAlign = 24;  // rows of Eigen's fp32 AVX micro-kernel
 
 // Output columns [lo, hi) of a row whose input column ow * stride + offset lies in [0, width).
@@ -570,36 +566,19 @@ void ConvKernel::run_depthwise_planes(const Operands& op, float* workspace, int 
 void ConvKernel::run_depthwise_channels(const Operands& op, float* workspace, int threads) const {
   const Dims& d = d_;
   const int64_t p = d.p(), taps = d.kh * d.kw;
-  // Work units: one vector of channels (8 or 16) of one image. A part takes a contiguous range
-  // of them, one kernel call per image that it touches.
-  const int64_t lanes = depthwise_lanes_;
-  const int64_t groups = ceil_div(d.m, lanes), units = d.n * groups;
-  const int parts =
-      int(std::min<int64_t>(units, threads_for(d.n * d.m * p * taps, threads, 1 << 15)));
-  parallel_region(parts, [&](int part, int n_parts) {
-    const int64_t begin = split_begin(units, n_parts, part),
-                  end = split_begin(units, n_parts, part + 1);
-    for (int64_t u = begin; u < end;) {
-      const int64_t n = u / groups, last = std::min(end, (n + 1) * groups);
-      DepthwiseChannels a;
-      a.x = op.x + n * d.c * d.h * d.w;
-      a.weights = op.w;
-      a.bias = op.b;
-      a.residual = op.z ? op.z + n * d.m * p : nullptr;
-      a.y = op.y + n * d.m * p;
-      a.m0 = (u - n * groups) * lanes;
-      a.m1 = std::min(d.m, (last - n * groups) * lanes);
-      a.mg = d.mg;
-      a.h = d.h;
-      a.w = d.w;
-      a.oh = d.oh;
-      a.ow = d.ow;
-      a.act = &act_;
-      a.scratch = workspace + part * slice_floats_;
-      depthwise_channels_(a);
-      u = last;
-    }
-  });
+  DepthwiseChannels a;
+  a.x = op.x;
+  a.weights = op.w;
+  a.bias = op.b;
+  a.residual = op.z;
+  a.y = op.y;
+  a.m0 = 0, a.m1 = d.m, a.mg = d.mg;
+  a.h = d.h, a.w = d.w, a.oh = d.oh, a.ow = d.ow;
+  a.act = &act_;
+  run_depthwise_channel_ranges(depthwise_channels_, a, d.n, d.c * d.h * d.w, d.m * p,
+                               depthwise_lanes_,
+                               threads_for(d.n * d.m * p * taps, threads, 1 << 15), workspace,
+                               slice_floats_);
 }
 
 }  // namespace minfer::cpu

@@ -81,7 +81,7 @@ class ConvKernel final : public Kernel {
   void run_depthwise(const Operands& op, int threads) const;
   // Through depthwise_plane_ (depthwise.h): one plane per work unit, scratch per part.
   void run_depthwise_planes(const Operands& op, float* workspace, int threads) const;
-  // Through depthwise_channels_ (depthwise_channels.h): 8 channels of one image per work unit.
+  // Through depthwise_channels_ (run_depthwise_channel_ranges in depthwise_channels.h).
   void run_depthwise_channels(const Operands& op, float* workspace, int threads) const;
   // Rows [k0, k1) of the im2col matrix of one image and group (x: its first input channel)
   // for output positions [p0, p0 + np), written to col with row stride np.

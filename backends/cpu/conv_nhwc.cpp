@@ -142,34 +142,19 @@ void NhwcConvKernel::run_depthwise(const float* x, const float* z, float* y, int
 
 void NhwcConvKernel::run_depthwise_nchw_input(const float* x, const float* z, float* y,
                                               float* workspace, int threads) const {
-  // Work units: one vector of channels of one image, in contiguous ranges per part (each part
-  // has its scratch), one kernel call per image a range touches.
-  const int64_t groups = (c_ + lanes_ - 1) / lanes_, units = n_ * groups;
-  const int64_t p = oh_ * ow_;
-  const int parts = int(std::min<int64_t>(units, std::min(threads, threads_)));
-  parallel_region(parts, [&](int part, int n_parts) {
-    const int64_t begin = split_begin(units, n_parts, part),
-                  end = split_begin(units, n_parts, part + 1);
-    for (int64_t u = begin; u < end;) {
-      const int64_t n = u / groups, last = std::min(end, (n + 1) * groups);
-      DepthwiseChannels a;
-      a.x = x + n * c_ * h_ * w_;
-      a.weights = weight_.data<float>();
-      a.bias = bias_.defined() ? bias_.data<float>() : nullptr;
-      a.residual = z ? z + n * m_ * p : nullptr;
-      a.y = y + n * m_ * p;
-      a.m0 = (u - n * groups) * lanes_;
-      a.m1 = std::min(m_, (last - n * groups) * lanes_);
-      a.mg = 1;
-      a.h = h_, a.w = w_, a.oh = oh_, a.ow = ow_;
-      a.act = &act_;
-      a.scratch = workspace + part * scratch_floats_;
-      a.nhwc_out = true;
-      a.m = m_;
-      from_nchw_(a);
-      u = last;
-    }
-  });
+  DepthwiseChannels a;
+  a.x = x;
+  a.weights = weight_.data<float>();
+  a.bias = bias_.defined() ? bias_.data<float>() : nullptr;
+  a.residual = z;
+  a.y = y;
+  a.m0 = 0, a.m1 = m_, a.mg = 1;
+  a.h = h_, a.w = w_, a.oh = oh_, a.ow = ow_;
+  a.act = &act_;
+  a.nhwc_out = true;
+  a.m = m_;
+  run_depthwise_channel_ranges(from_nchw_, a, n_, c_ * h_ * w_, m_ * oh_ * ow_, lanes_,
+                               std::min(threads, threads_), workspace, scratch_floats_);
 }
 
 std::string NhwcConvKernel::variant() const {

@@ -13,9 +13,6 @@ namespace minfer::cpu {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-
 constexpr int64_t kMaxPositions = 64, kMinChannels = 64, kLanes = 16;
 constexpr int64_t kMinProductsPerMove = 384;  // see pays()
 constexpr int64_t kBlock = 16;  // the transposes' square blocks

@@ -1,8 +1,11 @@
 #include "backends/cpu/depthwise.h"
 
+#include <algorithm>
+
 #include "backends/cpu/depthwise_channels.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/isa/isa_kernels.h"
+#include "backends/cpu/parallel.h"
 
 namespace minfer::cpu {
 
@@ -63,6 +66,29 @@ DepthwiseNhwcFn depthwise_nhwc_kernel(int64_t k, int64_t s) {
   const f32::DepthwiseChannelKernels* t = active_channel_kernels();
   if (!t || (k != 3 && k != 5) || (s != 1 && s != 2)) return nullptr;
   return t->nhwc[k == 5][s == 2];
+}
+
+void run_depthwise_channel_ranges(DepthwiseChannelsFn fn, const DepthwiseChannels& a,
+                                  int64_t images, int64_t x_image, int64_t y_image,
+                                  int64_t lanes, int parts, float* workspace,
+                                  int64_t scratch_floats) {
+  const int64_t channels = a.m1, groups = (channels + lanes - 1) / lanes, units = images * groups;
+  parallel_region(int(std::min<int64_t>(units, parts)), [&](int part, int n_parts) {
+    const int64_t begin = split_begin(units, n_parts, part),
+                  end = split_begin(units, n_parts, part + 1);
+    for (int64_t u = begin; u < end;) {
+      const int64_t n = u / groups, last = std::min(end, (n + 1) * groups);
+      DepthwiseChannels b = a;
+      b.x = a.x + n * x_image;
+      b.residual = a.residual ? a.residual + n * y_image : nullptr;
+      b.y = a.y + n * y_image;
+      b.m0 = (u - n * groups) * lanes;
+      b.m1 = std::min(channels, (last - n * groups) * lanes);
+      b.scratch = workspace + part * scratch_floats;
+      fn(b);
+      u = last;
+    }
+  });
 }
 
 bool depthwise_channels_pays(int64_t oh, int64_t ow) {

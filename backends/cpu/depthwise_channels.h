@@ -73,4 +73,13 @@ DepthwiseChannelsKernel depthwise_channels_kernel(int64_t k, int64_t s, int64_t 
 // Whether it beats the plane kernels on this output plane (measured on Zen 3, AVX2).
 bool depthwise_channels_pays(int64_t oh, int64_t ow);
 
+// fn over `images` images, `a` filled for image 0 (x, residual, y its pointers; m1 = all the
+// output channels). The work units are one vector of `lanes` channels of one image, split in
+// contiguous ranges over `parts` parts (part p's scratch at workspace + p * scratch_floats),
+// one kernel call per image a range touches. x_image and y_image: an image's floats.
+void run_depthwise_channel_ranges(DepthwiseChannelsFn fn, const DepthwiseChannels& a,
+                                  int64_t images, int64_t x_image, int64_t y_image,
+                                  int64_t lanes, int parts, float* workspace,
+                                  int64_t scratch_floats);
+
 }  // namespace minfer::cpu

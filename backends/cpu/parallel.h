@@ -50,6 +50,11 @@ void parallel_region(int threads, F&& f) {
   run_tasks(threads, threads, detail::call_task<decltype(part)>, &part);
 }
 
+// Integer helpers of the work splits and tile sizes.
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
+
 // The [begin, end) share of part `i` of `n` items split into `parts` near-equal parts.
 inline int64_t split_begin(int64_t n, int parts, int i) { return n * i / parts; }
 

@@ -15,9 +15,6 @@ namespace minfer::cpu {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -ceil_div(-a, b); }
-
 // Number of taps t in [0, k) with begin <= start + t * dilation < end.
 int64_t taps_inside(int64_t start, int64_t k, int64_t dilation, int64_t begin, int64_t end) {
   return taps_in(start, k, dilation, begin, end).size();

@@ -12,9 +12,6 @@ namespace minfer::cpu {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-
 constexpr int kLanes = 8;       // tiles transformed at once: one AVX vector per operation
 constexpr int kTile = 4;        // output tile side
 constexpr int kIn = 6;          // input tile side (kTile + 3 - 1)
