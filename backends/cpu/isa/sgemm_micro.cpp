@@ -96,49 +96,27 @@ void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t 
 // PackedRhs's tile, for R = 1..6 rows of A (the rows of the tile past R are neither computed
 // nor stored: a 7x7 plane's 49 rows end in a tile of 1, which 6 rows' FMAs made 9 % of the
 // work; MobileNet v2 and EfficientNet-B0 ran 2.4-4 % faster with 1 and 2 threads of a Zen 4,
-// switch_ab against 6 rows everywhere). The 12 accumulators are named, not an array indexed
-// by a run-time row: that would keep them in memory.
+// switch_ab against 6 rows everywhere). The sums are an array indexed by constants only (the
+// loops over rows fully unrolled): they live in registers.
 template <int R>
 void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t next_panel,
               float* c, int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias,
               const float* clamp) {
   // The second vector: the panel's columns 8..15 on ymm, the next panel's 0..15 on zmm.
   const int64_t second = kLanes == 16 ? next_panel : kLanes;
-  const float* a0 = a;
-  const float* a1 = a + (R > 1 ? lda : 0);
-  const float* a2 = a + (R > 2 ? 2 * lda : 0);
-  const float* a3 = a + (R > 3 ? 3 * lda : 0);
-  const float* a4 = a + (R > 4 ? 4 * lda : 0);
-  const float* a5 = a + (R > 5 ? 5 * lda : 0);
-  VF32 c00 = zero_f32(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  VF32 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  VF32 r[kMr][2];
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr; ++i) r[i][0] = r[i][1] = zero_f32();
 #pragma GCC unroll 4  // 3-12 % faster on a Zen 3 (fewer loop-control ops between FMAs)
   for (int64_t k = 0; k < kc; ++k, bp += 16) {
     const VF32 b0 = load_f32(bp), b1 = load_f32(bp + second);
-    VF32 v = splat_f32(a0[k]);
-    c00 = fmadd_f32(v, b0, c00), c01 = fmadd_f32(v, b1, c01);
-    if constexpr (R > 1) {
-      v = splat_f32(a1[k]);
-      c10 = fmadd_f32(v, b0, c10), c11 = fmadd_f32(v, b1, c11);
-    }
-    if constexpr (R > 2) {
-      v = splat_f32(a2[k]);
-      c20 = fmadd_f32(v, b0, c20), c21 = fmadd_f32(v, b1, c21);
-    }
-    if constexpr (R > 3) {
-      v = splat_f32(a3[k]);
-      c30 = fmadd_f32(v, b0, c30), c31 = fmadd_f32(v, b1, c31);
-    }
-    if constexpr (R > 4) {
-      v = splat_f32(a4[k]);
-      c40 = fmadd_f32(v, b0, c40), c41 = fmadd_f32(v, b1, c41);
-    }
-    if constexpr (R > 5) {
-      v = splat_f32(a5[k]);
-      c50 = fmadd_f32(v, b0, c50), c51 = fmadd_f32(v, b1, c51);
+#pragma GCC unroll 6
+    for (int i = 0; i < R; ++i) {
+      const VF32 v = splat_f32(a[i * lda + k]);
+      r[i][0] = fmadd_f32(v, b0, r[i][0]);
+      r[i][1] = fmadd_f32(v, b1, r[i][1]);
     }
   }
-  const VF32 r[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
   if (rows == kMr && cols == kNr) {  // a whole tile: straight from the registers
     const VF32 b0 = bias ? load_f32(bias) : zero_f32();
     const VF32 b1 = bias ? load_f32(bias + kLanes) : zero_f32();
