@@ -97,6 +97,17 @@ Shape output_shape(const SmallCase& c) {
                out(c.x[3], c.w[3], c.strides[1], c.pads[1], c.pads[3])};
 }
 
+// The case on 1-3 threads takes the path whose variant() starts with `path` and matches want.
+void check_path(const SmallCase& c, const std::vector<Tensor>& in, const Shape& ys,
+                const Tensor& want, const std::string& path) {
+  for (int threads : {1, 2, 3}) {
+    INFO(c.what << ", threads " << threads);
+    const Result got = run_case(c, in, ys, threads);
+    CHECK(got.variant.rfind(path, 0) == 0);
+    test::require_close(got.y, want, 1e-4, 1e-4);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
@@ -113,12 +124,7 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
       const Shape ys = output_shape(c);
       const std::vector<Tensor> in = make_inputs(c, ys, rng);
       const Tensor want = expected(c, in);
-      for (int threads : {1, 2, 3}) {
-        INFO(c.what << ", threads " << threads);
-        const Result got = run_case(c, in, ys, threads);
-        CHECK(got.variant.rfind("small-plane ", 0) == 0);
-        test::require_close(got.y, want, 1e-4, 1e-4);
-      }
+      check_path(c, in, ys, want, "small-plane ");
       INFO(c.what << ", MINFER_CPU_SMALL_PLANE=0");
       test::ScopedEnv off("MINFER_CPU_SMALL_PLANE", "0");
       const Result other = run_case(c, in, ys, 2);
@@ -146,13 +152,7 @@ TEST_CASE("cpu Conv runs 1x1 convs on 1x1 planes as vector products", "[cpu]") {
     for (const SmallCase& c : cases) {
       const Shape ys = output_shape(c);
       const std::vector<Tensor> in = make_inputs(c, ys, rng);
-      const Tensor want = expected(c, in);
-      for (int threads : {1, 2, 3}) {
-        INFO(c.what << ", threads " << threads);
-        const Result got = run_case(c, in, ys, threads);
-        CHECK(got.variant.rfind("vector ", 0) == 0);
-        test::require_close(got.y, want, 1e-4, 1e-4);
-      }
+      check_path(c, in, ys, expected(c, in), "vector ");
     }
   });
   // A residual input keeps the conv on ConvGemm's (or Eigen's) path, which adds it.
