@@ -1,6 +1,8 @@
 #include "backends/cpu/isa.h"
 
+#include <array>
 #include <atomic>
+#include <iterator>
 #include <cstdlib>
 
 #include "backends/cpu/isa/isa_kernels.h"
@@ -50,7 +52,7 @@ bool cpuid_amx_int8() {
 
 // libgcc's and compiler-rt's feature bits also check that the OS saves the registers (XCR0),
 // so an AVX-512 CPU under an OS that disables it reports no AVX-512.
-bool cpu_has(Isa isa) {
+bool read_cpu_has(Isa isa) {
 #ifdef MINFER_X86_CPUID
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -71,6 +73,19 @@ bool cpu_has(Isa isa) {
   }
 #endif
   (void)isa;
+  return false;
+}
+
+// The CPU's answers, read once: in a virtual machine each CPUID instruction traps to the
+// hypervisor (8 us a call measured in a KVM guest), and kernels ask at every run.
+bool cpu_has(Isa isa) {
+  static const auto has = [] {
+    std::array<bool, std::size(kAllIsas)> r{};
+    for (size_t i = 0; i < r.size(); ++i) r[i] = read_cpu_has(kAllIsas[i]);
+    return r;
+  }();
+  for (size_t i = 0; i < has.size(); ++i)
+    if (kAllIsas[i] == isa) return has[i];
   return false;
 }
 
@@ -132,10 +147,10 @@ Isa active_isa() {
     const std::string what = std::string("MINFER_ISA=") + env;
     return checked(parse_isa(env, what), what);
   }
-  const std::vector<Isa> all = supported_isas();
-  check(!all.empty(), ErrorCode::Unsupported,
-        "the optimized CPU kernels need AVX2 and FMA, which this CPU lacks");
-  return all.back();
+  for (size_t i = std::size(kAllIsas); i-- > 0;)
+    if (cpu_has(kAllIsas[i])) return kAllIsas[i];
+  throw Error(ErrorCode::Unsupported,
+              "the optimized CPU kernels need AVX2 and FMA, which this CPU lacks");
 }
 
 void set_isa_cap(Isa isa) { g_cap.store(static_cast<int>(checked(isa, "set_isa_cap"))); }
