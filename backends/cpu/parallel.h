@@ -23,6 +23,14 @@ void call_task(void* f, int64_t i) {
 }
 }  // namespace detail
 
+// Where chunk c of n items in `chunks` starts: the larger chunks first, so that claimed in turn
+// they share n as evenly as it goes (10 items in 8 chunks as 2, 2, 1, ...: 5 and 5 on 2
+// threads; the sizes 1, 1, 2, 1, 1, 1, 2, 1 gave one thread 6, and EfficientNet-B0's 7x7
+// projections took 1.2x longer).
+inline int64_t chunk_begin(int64_t n, int64_t chunks, int64_t c) {
+  return c * (n / chunks) + std::min(c, n % chunks);
+}
+
 // f(i) for i in [0, n), in contiguous chunks (a few per thread, so that a late thread's
 // share is small) over up to `threads` threads.
 template <typename F>
@@ -33,7 +41,8 @@ void parallel_for(int threads, int64_t n, F&& f) {
   }
   const int64_t chunks = std::min<int64_t>(n, int64_t{4} * threads);
   auto chunk = [&](int64_t c) {
-    for (int64_t i = n * c / chunks, end = n * (c + 1) / chunks; i < end; ++i) f(i);
+    for (int64_t i = chunk_begin(n, chunks, c), end = chunk_begin(n, chunks, c + 1); i < end; ++i)
+      f(i);
   };
   run_tasks(threads, chunks, detail::call_task<decltype(chunk)>, &chunk);
 }

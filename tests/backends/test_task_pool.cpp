@@ -42,5 +42,23 @@ TEST_CASE("task pool: a loop inside a task runs on its thread", "[cpu][concurren
   for (int64_t i = 0; i < 8; ++i) CHECK(inner[size_t(i)] == (100 + i) * (101 + i) / 2);
 }
 
+TEST_CASE("parallel_for's chunks: larger first, sizes one apart, covering every item",
+          "[cpu][concurrency]") {
+  // Claimed in turn by equally fast threads, such chunks share the items evenly.
+  for (int64_t n = 1; n <= 70; ++n)
+    for (int64_t chunks = 1; chunks <= n; ++chunks) {
+      INFO(n << " items in " << chunks << " chunks");
+      CHECK(cpu::chunk_begin(n, chunks, 0) == 0);
+      CHECK(cpu::chunk_begin(n, chunks, chunks) == n);
+      const int64_t first = cpu::chunk_begin(n, chunks, 1);
+      for (int64_t c = 0; c < chunks; ++c) {
+        const int64_t size = cpu::chunk_begin(n, chunks, c + 1) - cpu::chunk_begin(n, chunks, c);
+        CHECK((size == first || size == first - 1));
+        if (c > 0)
+          CHECK(size <= cpu::chunk_begin(n, chunks, c) - cpu::chunk_begin(n, chunks, c - 1));
+      }
+    }
+}
+
 }  // namespace
 }  // namespace minfer::test
