@@ -73,10 +73,13 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
   s_ = s;
   tiles_w_ = ceil_div(s.ow, kTile);
   tiles_ = ceil_div(s.oh, kTile) * tiles_w_;
+  // ConvGemm's tiles where they pay (AVX-512), else Eigen's packed GEMM.
+  const bool direct = has_any_isa() && ConvGemm::pays_wide(fp32_micro_kernels().isa);
   // Whole micro-kernel panels, as many as the L2 budget allows. Independent of the batch, so
   // that the plans of every batch size share the packing.
-  block_ = std::max(kAlignCols, kBlockBytes / (kPoints * (s.c + s.m) * int64_t(sizeof(float))) /
-                                    kAlignCols * kAlignCols);
+  const int64_t align = direct ? fp32_micro_kernels().nr : kAlignCols;
+  block_ = std::max(align, kBlockBytes / (kPoints * (s.c + s.m) * int64_t(sizeof(float))) /
+                               align * align);
   ld_ = round_up(block_, kLanes);
   const int64_t m = s.m, c = s.c, block = block_;
   // U = G g G^T per (output, input) channel pair, in double, stored as 36 [M, C].
@@ -99,7 +102,7 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
   };
   const size_t bytes = size_t(kPoints) * size_t(m) * size_t(c) * sizeof(float);
   int64_t scratch = 0;
-  if (has_any_isa() && ConvGemm::pays_wide(fp32_micro_kernels().isa)) {
+  if (direct) {
     const f32::MicroKernels& tiles = fp32_micro_kernels();
     u_.reset();
     u_direct_ = ctx.share<std::vector<ConvGemm>>(
@@ -255,8 +258,14 @@ void WinogradConv::transform_output(const float* mo, int64_t t0, int64_t cols, i
 void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
                        const Activation& act, float* workspace, int threads) const {
   const int64_t total = s_.n * tiles_;  // tiles of the batch; a block may span images
+  // Blocks of whole vectors of the GEMM's tiles (16 tiles on zmm; 8 for Eigen's GEMM, which
+  // is also the transforms' group): a 56x56 plane's 196 tiles as 6 x 32 + 4 took 13 zmm
+  // columns of GEMM where blocks of 24 (8 x 24 + 4) took 17; 49 tiles as 32 + 17 took 4
+  // where 24 + 24 + 1 took 5. (Each conv alone, a Zen 4: 56x56 2-3 % faster, 28x28 12 % at 1
+  // thread and 23 % at 2.)
+  const int64_t align = u_direct_ ? (*u_direct_)[0].tile_columns() / 2 : kLanes;
   const int64_t blocks = ceil_div(total, block_);
-  const int64_t cols = std::min(ld_, round_up(ceil_div(total, blocks), kLanes));
+  const int64_t cols = std::min(ld_, round_up(ceil_div(total, blocks), align));
   // Few blocks for the threads (batch 1 on a small plane): the units also split the output
   // channels, each part transforming the block's input itself (cheap next to its GEMMs),
   // unless there are fewer blocks than threads (below).
@@ -272,15 +281,20 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
   auto channel = [&](int64_t i) { return aligned_split_begin(s_.m, parts, i, panel); };
   const Activation none;
   const int64_t units = ceil_div(total, cols) * parts;
-  // The threads split the units by their tiles, not their count: the last block may hold a
-  // single tile (a 28x28 plane's 49 tiles are blocks of 24, 24 and 1), and by count one of 2
-  // threads took 36 of them (ResNet-18's 28x28 convs ran 1.2-1.3x faster on 2 threads than on
-  // 1, now 1.95x; the whole model 4-6 % faster at 2 threads on a Zen 3).
-  auto unit_tiles = [&](int64_t u) { return std::min(cols, total - u / parts * cols); };
+  // The threads split the units by their cost, not their count: the tiles they transform and
+  // multiply, in whole vectors (the last block may be small: a block of 1 tile cost as much as
+  // 8 or 16, and by count one of 2 threads took 36 of 49 tiles; ResNet-18's 28x28 convs ran
+  // 1.2-1.3x faster on 2 threads than on 1, then 1.95x; the whole model 4-6 % faster at 2
+  // threads on a Zen 3).
+  auto unit_cost = [&](int64_t u) {
+    return round_up(std::min(cols, total - u / parts * cols), align);
+  };
   auto first_unit = [&](int part, int nparts) {  // where a thread's units start
-    const int64_t target = total * parts * part / nparts;
+    int64_t all = 0;
+    for (int64_t i = 0; i < units; ++i) all += unit_cost(i);
+    const int64_t target = all * part / nparts;
     int64_t u = 0;
-    for (int64_t sum = 0; u < units && sum + unit_tiles(u) / 2 < target; ++u) sum += unit_tiles(u);
+    for (int64_t sum = 0; u < units && sum + unit_cost(u) / 2 < target; ++u) sum += unit_cost(u);
     return u;
   };
   // Fewer blocks than threads (a 14x14 plane is one block): every part would transform the
