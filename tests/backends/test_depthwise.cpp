@@ -283,9 +283,10 @@ std::vector<DwCase> all_cases() {
   const int64_t channels[] = {1, 7, 8, 9, 24, 33};
   // (On AVX-512 the 3x3 kernel's pairs of rows take up to 4 vectors at a time, the last masked:
   // 70 columns as 64 + 6; single rows and 5x5 take 32, 16 and 8 floats at a time: 28, 40 and
-  // 70 columns use different mixes of them before their scalar tails.)
-  const int64_t planes[][2] = {{1, 1},   {2, 3},   {7, 7},  {14, 14},
-                               {15, 13}, {28, 28}, {40, 37}, {6, 70}};
+  // 70 columns use different mixes of them before their scalar tails. At stride 2, 131
+  // columns make 66 outputs: a second step of 4 vectors, whose tap 0 starts from the first's.)
+  const int64_t planes[][2] = {{1, 1},   {2, 3},   {7, 7},  {14, 14}, {15, 13},
+                               {28, 28}, {40, 37}, {6, 70}, {5, 131}};
   std::vector<DwCase> cases;
   int i = 0;
   for (int64_t k : {3, 5})

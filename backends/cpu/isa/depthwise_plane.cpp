@@ -279,10 +279,125 @@ void two_rows_out_wide(const float* in, int64_t row, const int64_t* col, const f
       two_rows_wide_step<K, S, 1>(in, row, col, wv, bias, c, last, z0, z1, lo, hi, y0, y1);
   }
 }
+
+// Stride 2, 3x3, on zmm, from the input rows themselves: for the 16 outputs from column c,
+// one input row's x[2c, 2c + 32) in two loads gives tap 1 (its even columns) and tap 2 (its
+// odd ones) by two permutes, and tap 0, x[2c - 1 + 2l], is tap 2 one lane later, its lane 0
+// the previous 16 outputs' last tap 2 (zero left of the row). Copying the rows' even and odd
+// columns to a scratch plane first took more than half the kernel's time. Rows = 2: output
+// rows r and r + 1 from input rows 2r - 1 .. 2r + 3, each loaded once for both; Rows = 1:
+// a last odd row. in[u]: input row 2r - 1 + u, or a row of zeros outside the plane. Each
+// output sums its taps in row_out's order.
+template <int Rows, int Acc>
+__attribute__((always_inline)) inline void s2_rows_step(const float* const* in, int64_t w,
+                                                        const VF32* wv, float bias, int64_t c,
+                                                        MaskF32 last, const float* const* z,
+                                                        float lo, float hi, float* const* y) {
+  const __m512i even_lanes =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_lanes = _mm512_add_epi32(even_lanes, _mm512_set1_epi32(1));
+  __mmask16 low[Acc], high[Acc];  // the input columns inside the row, of each vector's loads
+#pragma GCC unroll 4
+  for (int v = 0; v < Acc; ++v) {
+    low[v] = columns_inside(2 * (c + kF32Lanes * v), w);
+    high[v] = columns_inside(2 * (c + kF32Lanes * v) + kF32Lanes, w);
+  }
+  VF32 acc[Rows][Acc];
+#pragma GCC unroll 4
+  for (int v = 0; v < Acc; ++v)
+#pragma GCC unroll 2
+    for (int r = 0; r < Rows; ++r) acc[r][v] = splat_f32(bias);
+#pragma GCC unroll 5
+  for (int u = 0; u < 2 * Rows + 1; ++u) {
+    const float* x = in[u];
+    VF32 previous = c > 0 ? splat_f32(x[2 * c - 1]) : zero_f32();
+#pragma GCC unroll 4
+    for (int v = 0; v < Acc; ++v) {
+      const float* p = x + 2 * (c + kF32Lanes * v);
+      const VF32 a = _mm512_maskz_loadu_ps(low[v], p);
+      const VF32 b = _mm512_maskz_loadu_ps(high[v], p + kF32Lanes);
+      VF32 tap[3];
+      tap[1] = _mm512_permutex2var_ps(a, even_lanes, b);
+      tap[2] = _mm512_permutex2var_ps(a, odd_lanes, b);
+      tap[0] = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+          0xffff, _mm512_castps_si512(tap[2]), _mm512_castps_si512(previous), 15));
+      previous = tap[2];
+#pragma GCC unroll 2
+      for (int r = 0; r < Rows; ++r) {
+        const int i = u - 2 * r;  // the kernel row that input row u is for output row r
+        if (i < 0 || i >= 3) continue;
+#pragma GCC unroll 3
+        for (int j = 0; j < 3; ++j) acc[r][v] = fmadd_f32(wv[i * 3 + j], tap[j], acc[r][v]);
+      }
+    }
+  }
+  const VF32 vlo = splat_f32(lo), vhi = splat_f32(hi);
+#pragma GCC unroll 2
+  for (int r = 0; r < Rows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < Acc; ++v) {
+      const MaskF32 m = v + 1 < Acc ? first_lanes_f32(kF32Lanes) : last;
+      const int64_t at = c + kF32Lanes * v;
+      VF32 t = acc[r][v];
+      if (z[r]) t = add_f32(t, load_f32(z[r] + at, m));
+      t = min_f32(vhi, max_f32(vlo, t));  // Clip's NaN behaviour: a NaN stays NaN
+      store_f32(y[r] + at, t, m);
+    }
+  }
+}
+
+template <int Rows>
+void s2_rows(const float* const* in, int64_t w, const VF32* wv, float bias, int64_t n,
+             const float* const* z, float lo, float hi, float* const* y) {
+  for (int64_t c = 0; c < n; c += 4 * kF32Lanes) {
+    const int64_t cols = min64(n - c, 4 * kF32Lanes);
+    const int64_t vectors = (cols + kF32Lanes - 1) / kF32Lanes;
+    const MaskF32 last = first_lanes_f32(int(cols - kF32Lanes * (vectors - 1)));
+    if (vectors == 4)
+      s2_rows_step<Rows, 4>(in, w, wv, bias, c, last, z, lo, hi, y);
+    else if (vectors == 3)
+      s2_rows_step<Rows, 3>(in, w, wv, bias, c, last, z, lo, hi, y);
+    else if (vectors == 2)
+      s2_rows_step<Rows, 2>(in, w, wv, bias, c, last, z, lo, hi, y);
+    else
+      s2_rows_step<Rows, 1>(in, w, wv, bias, c, last, z, lo, hi, y);
+  }
+}
+
+// The 3x3 stride-2 plane by s2_rows: the scratch holds one row of zeros.
+void plane_3x3_s2(const DepthwisePlane& a) {
+  float* zeros = a.scratch;
+  fill(zeros, a.w, 0.f);
+  auto input_row = [&](int64_t ih) { return ih >= 0 && ih < a.h ? a.x + ih * a.w : zeros; };
+  VF32 wv[9];
+  for (int t = 0; t < 9; ++t) wv[t] = splat_f32(a.weights[t]);
+  const bool clamp = a.act->enabled && a.act->kind == Activation::Kind::Clamp;
+  const float lo = clamp ? a.act->lo : -INFINITY, hi = clamp ? a.act->hi : INFINITY;
+  int64_t r = 0;
+  for (; r + 2 <= a.oh; r += 2) {
+    const float* in[5];
+    for (int u = 0; u < 5; ++u) in[u] = input_row(2 * r - 1 + u);
+    const float* z[2] = {a.residual ? a.residual + r * a.ow : nullptr,
+                         a.residual ? a.residual + (r + 1) * a.ow : nullptr};
+    float* y[2] = {a.y + r * a.ow, a.y + (r + 1) * a.ow};
+    s2_rows<2>(in, a.w, wv, a.bias, a.ow, z, lo, hi, y);
+  }
+  if (r < a.oh) {
+    const float* in[3];
+    for (int u = 0; u < 3; ++u) in[u] = input_row(2 * r - 1 + u);
+    const float* z[1] = {a.residual ? a.residual + r * a.ow : nullptr};
+    float* y[1] = {a.y + r * a.ow};
+    s2_rows<1>(in, a.w, wv, a.bias, a.ow, z, lo, hi, y);
+  }
+  if (a.act->enabled && !clamp) apply_activation(*a.act, a.y, a.oh * a.ow);
+}
 #endif
 
 template <int K, int S>
 void plane(const DepthwisePlane& a) {
+#if MINFER_ISA_WIDE
+  if constexpr (K == 3 && S == 2) return plane_3x3_s2(a);
+#endif
   constexpr int P = K / 2;
   const int64_t padded = a.w + 2 * P, half = (padded + 1) / 2;
   const int64_t row = depthwise_scratch_row(a.w, K, S);
