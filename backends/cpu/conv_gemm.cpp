@@ -25,13 +25,15 @@ ConvGemm::ConvGemm(const float* w, int64_t m, int64_t k, const f32::MicroKernels
   const size_t floats = std::max<size_t>(size_t(panels * kMr * k), 16);
   data_.reset(static_cast<float*>(::operator new[](floats * sizeof(float), kAlign)));
   prefetch_ = packed_bytes() > kPrefetchBytes;
-  // By depth blocks of kPackDepth, then panels (one block when k <= kMaxDepth): the panels the
+  in_place_ = k <= kMaxDepth || !packs_deep();
+  const int64_t depth = in_place_ ? std::max<int64_t>(k, 1) : kPackDepth;
+  // By depth blocks of kPackDepth, then panels (one block when read in place): the panels the
   // packed path reads for one block lie together.
   float* dst = data_.get();
-  for (int64_t k0 = 0; k0 < k; k0 += kPackDepth)
+  for (int64_t k0 = 0; k0 < k; k0 += depth)
     for (int64_t r0 = 0; r0 < m; r0 += kMr) {
       const int64_t rows = std::min(kMr, m - r0);
-      for (int64_t s = k0; s < std::min(k, k0 + kPackDepth); ++s, dst += kMr) {
+      for (int64_t s = k0; s < std::min(k, k0 + depth); ++s, dst += kMr) {
         for (int64_t i = 0; i < rows; ++i) dst[i] = w[(r0 + i) * k + s];
         std::fill(dst + rows, dst + kMr, 0.f);
       }
@@ -40,6 +42,12 @@ ConvGemm::ConvGemm(const float* w, int64_t m, int64_t k, const f32::MicroKernels
 
 size_t ConvGemm::packed_bytes() const {
   return size_t((m_ + kMr - 1) / kMr * kMr * k_) * sizeof(float);
+}
+
+bool ConvGemm::packs_deep() {
+  const char* v = std::getenv("MINFER_CPU_CONV_GEMM_PACK");
+  if (v && *v) return std::string(v) != "0";
+  return !cpu_is_amd();
 }
 
 bool ConvGemm::pays(int64_t k, int64_t cols, Isa isa) {

@@ -47,13 +47,19 @@ class ConvGemm {
            int64_t ldy, const Activation& act, float* scratch = nullptr, int64_t r0 = 0,
            int64_t r1 = -1) const;
 
-  // Deep products (k > kMaxDepth) do not read X in place: K rows are too many streams. They
-  // pack X by blocks of kPackDepth rows x kPackColumns columns into the tiles' column panels
+  // Deep products (k > kMaxDepth) may pack X rather than read it in place (K rows are many
+  // streams): by blocks of kPackDepth rows x kPackColumns columns into the tiles' column panels
   // (one block in L2; on zmm one panel in L1 while every row panel of W passes over it, on ymm
-  // one row panel of W in L1 while the block's panels pass), accumulate Y block by block, and
-  // apply the epilogue with the last block.
+  // one row panel of W in L1 while the block's panels pass), accumulating Y block by block,
+  // the epilogue with the last block. Whether they do: packs_deep().
   static constexpr int64_t kPackDepth = 256, kPackColumns = 128;
-  bool packs() const { return k_ > kMaxDepth; }
+  bool packs() const { return !in_place_; }
+  // Each conv alone: on a Xeon (Sapphire Rapids) packing was up to 1.3x faster at K >= 1024
+  // (ResNet-50's 1x1 and strided 3x3 convs); on a Zen 4 reading in place was 1-8 % faster at
+  // every K from 256 to 2304 (ResNet-18 3-5 % and ResNet-50 1.5-6 % faster, switch_ab). So the
+  // deep products pack except on AMD's cores. MINFER_CPU_CONV_GEMM_PACK=1 (or 0) forces
+  // packing (or reading in place), for A/B benchmarks.
+  static bool packs_deep();
   size_t scratch_floats() const { return packs() ? size_t(kPackDepth * kPackColumns) : 0; }
   int64_t tile_columns() const { return tiles_->nr; }
 
@@ -87,11 +93,12 @@ class ConvGemm {
 
   int64_t m_ = 0, k_ = 0;
   bool prefetch_ = false;
+  bool in_place_ = true;
   const f32::MicroKernels* tiles_ = nullptr;
   struct AlignedFree {
     void operator()(float* p) const;
   };
-  // By depth blocks of kPackDepth rows (one when k <= kMaxDepth), then panels of 6 rows (zero
+  // By depth blocks of kPackDepth rows (one when read in place), then panels of 6 rows (zero
   // past m): in block k0 of depth kb, panel r's kb steps of 6 floats are at k0 * m6 + r * 6 * kb
   // (m6 = m rounded up to 6).
   std::unique_ptr<float[], AlignedFree> data_;

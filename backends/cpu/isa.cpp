@@ -2,8 +2,10 @@
 
 #include <array>
 #include <atomic>
-#include <iterator>
 #include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <string>
 
 #include "backends/cpu/isa/isa_kernels.h"
 #include "minfer/error.h"
@@ -138,6 +140,21 @@ std::vector<Isa> supported_isas() {
 }
 
 bool has_any_isa() { return cpu_has(Isa::avx2); }
+
+bool cpu_is_amd() {
+#ifdef MINFER_X86_CPUID
+  static const bool amd = [] {
+    unsigned eax = 0, vendor[3] = {0, 0, 0};
+    if (!__get_cpuid(0, &eax, &vendor[0], &vendor[2], &vendor[1])) return false;
+    char name[13] = {};
+    std::memcpy(name, vendor, 12);
+    return std::string(name) == "AuthenticAMD" || std::string(name) == "HygonGenuine";
+  }();
+  return amd;
+#else
+  return false;
+#endif
+}
 
 Isa active_isa() {
   const int cap = g_cap.load();

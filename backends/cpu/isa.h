@@ -37,6 +37,9 @@ std::vector<Isa> supported_isas();
 // the CPU has none (a kernel's supports() checks has_any_isa() first).
 Isa active_isa();
 bool has_any_isa();
+// Whether the CPU is AMD's (or Hygon's, a Zen): for the few tuning choices where Zen cores
+// and Intel's measured the other way round.
+bool cpu_is_amd();
 // Caps the level; throws Unsupported when the CPU lacks it.
 void set_isa_cap(Isa isa);
 // Back to MINFER_ISA, or the automatic choice.

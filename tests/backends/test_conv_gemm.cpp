@@ -77,54 +77,60 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
       std::vector<int64_t> m, k, cols;
     };
     // X read in place (k <= 192), and deep products packed by blocks of 256 x 128 (a depth
-    // tail past one block, two blocks and a tail, columns past one block); then weights on
-    // either side of kPrefetchBytes (the tiles prefetching the next panel), both paths.
+    // tail past one block, two blocks and a tail, columns past one block) or read in place;
+    // then weights on either side of kPrefetchBytes (the tiles prefetching the next panel).
     const Sizes sizes[] = {
         {{1, 5, 6, 7, 13, 40}, {1, 3, 16, 27}, {1, 9, 16, 17, 31, 32, 33, 40, 700}},
         {{7, 13}, {257, 520}, {1, 33, 130, 300}},
         {{130, 200}, {180, 300}, {33}}};
-    for (const Sizes& sz : sizes)
-      for (int64_t m : sz.m)
-        for (int64_t k : sz.k)
-          for (int64_t cols : sz.cols) {  // tiles of 16 and 32 columns
-            const std::string act = kActivations[cases % 6];
-            const bool bias = cases % 2 == 0, residual = cases % 3 != 0;
-            ++cases;
-            INFO("m " << m << " k " << k << " cols " << cols << " act '" << act << "'"
-                      << (bias ? " bias" : "") << (residual ? " residual" : ""));
-            const int64_t ldx = cols + 5, ldy = cols + 3;  // rows with padding between them
-            const std::vector<float> w = random_floats(size_t(m * k), rng);
-            const std::vector<float> x = random_floats(size_t(k * ldx), rng);
-            const std::vector<float> b = random_floats(size_t(m), rng);
-            const std::vector<float> z = random_floats(size_t(m * ldy), rng);
-            std::vector<float> y(size_t(m * ldy), kNaN);
+    // One product against float64; `pack`: the deep ones packed, or read in place (as on
+    // AMD's cores).
+    auto check = [&](int64_t m, int64_t k, int64_t cols, bool pack) {
+      const std::string act = kActivations[cases % 6];
+      const bool bias = cases % 2 == 0, residual = cases % 3 != 0;
+      ++cases;
+      INFO("m " << m << " k " << k << " cols " << cols << " act '" << act << "'"
+                << (bias ? " bias" : "") << (residual ? " residual" : "")
+                << (pack ? " packed" : " in place"));
+      const int64_t ldx = cols + 5, ldy = cols + 3;  // rows with padding between them
+      const std::vector<float> w = random_floats(size_t(m * k), rng);
+      const std::vector<float> x = random_floats(size_t(k * ldx), rng);
+      const std::vector<float> b = random_floats(size_t(m), rng);
+      const std::vector<float> z = random_floats(size_t(m * ldy), rng);
+      std::vector<float> y(size_t(m * ldy), kNaN);
 
-            Node node;
-            node.attrs = activation_attrs(act);
-            const cpu::Activation activation = cpu::parse_activation(node);
-            cpu::ConvGemm gemm(w.data(), m, k, tiles);
-            REQUIRE(gemm.packs() == (k > cpu::ConvGemm::kMaxDepth));
-            std::vector<float> scratch(gemm.scratch_floats(), kNaN);
-            gemm.run(x.data(), ldx, cols, bias ? b.data() : nullptr, residual ? z.data() : nullptr,
-                     y.data(), ldy, activation, scratch.data());
+      Node node;
+      node.attrs = activation_attrs(act);
+      const cpu::Activation activation = cpu::parse_activation(node);
+      const test::ScopedEnv env("MINFER_CPU_CONV_GEMM_PACK", pack ? "1" : "0");
+      cpu::ConvGemm gemm(w.data(), m, k, tiles);
+      REQUIRE(gemm.packs() == (pack && k > cpu::ConvGemm::kMaxDepth));
+      std::vector<float> scratch(gemm.scratch_floats(), kNaN);
+      gemm.run(x.data(), ldx, cols, bias ? b.data() : nullptr, residual ? z.data() : nullptr,
+               y.data(), ldy, activation, scratch.data());
 
-            RelativeError err;
-            for (int64_t i = 0; i < m; ++i)
-              for (int64_t j = 0; j < ldy; ++j) {
-                const float got = y[size_t(i * ldy + j)];
-                if (j >= cols) {  // padding: untouched
-                  REQUIRE(std::isnan(got));
-                  continue;
-                }
-                double s = bias ? double(b[size_t(i)]) : 0.0;
-                if (residual) s += double(z[size_t(i * ldy + j)]);
-                for (int64_t q = 0; q < k; ++q)
-                  s += double(w[size_t(i * k + q)]) * double(x[size_t(q * ldx + j)]);
-                err.add(got, activate(act, s));
-              }
-            // float32 sums: their rounding grows with the depth (520 terms: ~1e-5 of the scale).
-            CHECK(err.value() <= (k <= cpu::ConvGemm::kMaxDepth ? 1e-5 : 5e-5));
+      RelativeError err;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < ldy; ++j) {
+          const float got = y[size_t(i * ldy + j)];
+          if (j >= cols) {  // padding: untouched
+            REQUIRE(std::isnan(got));
+            continue;
           }
+          double s = bias ? double(b[size_t(i)]) : 0.0;
+          if (residual) s += double(z[size_t(i * ldy + j)]);
+          for (int64_t q = 0; q < k; ++q)
+            s += double(w[size_t(i * k + q)]) * double(x[size_t(q * ldx + j)]);
+          err.add(got, activate(act, s));
+        }
+      // float32 sums: their rounding grows with the depth (520 terms: ~1e-5 of the scale).
+      CHECK(err.value() <= (k <= cpu::ConvGemm::kMaxDepth ? 1e-5 : 5e-5));
+    };
+    for (bool pack : {true, false})
+      for (const Sizes& sz : sizes)
+        for (int64_t m : sz.m)
+          for (int64_t k : sz.k)
+            for (int64_t cols : sz.cols) check(m, k, cols, pack);  // tiles of 16 and 32 columns
   });
 }
 
