@@ -6,11 +6,13 @@
 //
 // Error measure: max |y - exact| / max |exact| <= 1e-5 (fp32 sums of up to 147 products).
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <new>
 #include <optional>
 #include <sstream>
+#include <string>
 
 #include "backends/cpu/conv.h"
 #include "backends/cpu/conv_gemm.h"
@@ -132,6 +134,29 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
           for (int64_t k : sz.k)
             for (int64_t cols : sz.cols) check(m, k, cols, pack);  // tiles of 16 and 32 columns
   });
+}
+
+TEST_CASE("ConvGemm reads deep products in place on AMD's cores and packs them on others",
+          "[cpu][conv-gemm]") {
+  // The vendor from CPUID against the kernel's own report of it, /proc/cpuinfo.
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, vendor;
+  while (vendor.empty() && std::getline(cpuinfo, line))
+    if (line.rfind("vendor_id", 0) == 0) vendor = line.substr(line.find(':') + 2);
+  if (vendor.empty()) {
+    WARN("no vendor_id in /proc/cpuinfo: nothing to compare with");
+    return;
+  }
+  const bool amd = vendor == "AuthenticAMD" || vendor == "HygonGenuine";
+  CHECK(cpu::cpu_is_amd() == amd);
+  const test::ScopedEnv unset("MINFER_CPU_CONV_GEMM_PACK", "");
+  CHECK(cpu::ConvGemm::packs_deep() == !amd);
+  {
+    const test::ScopedEnv pack("MINFER_CPU_CONV_GEMM_PACK", "1");
+    CHECK(cpu::ConvGemm::packs_deep());
+  }
+  const test::ScopedEnv in_place("MINFER_CPU_CONV_GEMM_PACK", "0");
+  CHECK_FALSE(cpu::ConvGemm::packs_deep());
 }
 
 struct ConvCase {
