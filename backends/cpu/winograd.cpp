@@ -166,15 +166,13 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
   const int64_t plane = s.h * s.w, image = s.c * plane;
   for (int64_t g = 0; g < cols; g += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, cols - g));
-    // Where each tile's 6x6 window starts; an interior window needs no bounds checks.
+    // Where each tile's 6x6 window starts.
     int64_t base[kLanes], ih0[kLanes], iw0[kLanes];
-    [[maybe_unused]] bool inside[kLanes];  // (the scalar gather only)
     for (int l = 0; l < lanes; ++l) {
       const int64_t t = t0 + g + l, n = t / tiles_, r = t % tiles_;
       ih0[l] = r / tiles_w_ * kTile - s.pad_t;
       iw0[l] = r % tiles_w_ * kTile - s.pad_l;
       base[l] = n * image;
-      inside[l] = ih0[l] >= 0 && ih0[l] + kIn <= s.h && iw0[l] >= 0 && iw0[l] + kIn <= s.w;
     }
     alignas(32) float d[kPoints * kLanes], t[kPoints * kLanes], out[kPoints * kLanes];
 #if defined(__AVX2__)
@@ -214,7 +212,8 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
     for (int64_t c = c0; c < c1; ++c) {
       for (int l = 0; l < lanes; ++l) {
         const float* xc = x + base[l] + c * plane;
-        if (inside[l]) {
+        // An interior window needs no bounds checks.
+        if (ih0[l] >= 0 && ih0[l] + kIn <= s.h && iw0[l] >= 0 && iw0[l] + kIn <= s.w) {
           const float* p = xc + ih0[l] * s.w + iw0[l];
           for (int i = 0; i < kIn; ++i)
             for (int j = 0; j < kIn; ++j) d[(i * kIn + j) * kLanes + l] = p[i * s.w + j];
@@ -347,9 +346,9 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
   auto unit_cost = [&](int64_t u) {
     return round_up(std::min(cols, total - u / parts * cols), align);
   };
+  int64_t all = 0;
+  for (int64_t u = 0; u < units; ++u) all += unit_cost(u);
   auto first_unit = [&](int part, int nparts) {  // where a thread's units start
-    int64_t all = 0;
-    for (int64_t i = 0; i < units; ++i) all += unit_cost(i);
     const int64_t target = all * part / nparts;
     int64_t u = 0;
     for (int64_t sum = 0; u < units && sum + unit_cost(u) / 2 < target; ++u) sum += unit_cost(u);
