@@ -123,56 +123,68 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   const int64_t rows_rounded = (rows + geo.mr - 1) / geo.mr * geo.mr;
   block_rows_ = std::max<int64_t>(geo.mr, kBlockBytes / a_stride_ / geo.mr * geo.mr);
   block_rows_ = std::min(block_rows_, rows_rounded);
-  per_thread_bytes_ = static_cast<size_t>((block_rows_ * a_stride_ + K + 63) / 64 * 64);
+  per_thread_bytes_ = static_cast<size_t>((block_rows_ * a_stride_ + 63) / 64 * 64);
   threads_ = std::max(1, ctx.threads);
   ctx.workspace_bytes = per_thread_bytes_ * threads_;
 }
 
-const int8_t* QConvKernel::im2col_row(const int8_t* x, int64_t p, int64_t g, int8_t* buf) const {
-  if (direct_rows_) return x + p * d_.c;
-  const int64_t per_image = d_.oh * d_.ow;
-  const int64_t n = p / per_image, oy = (p % per_image) / d_.ow, ox = p % d_.ow;
-  const int8_t* image = x + n * d_.h * d_.w * d_.c + g * d_.cg;
+void QConvKernel::pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t g,
+                           uint8_t* out) const {
+  const int64_t bytes = 4 / kern_->kstep;  // per packed activation
+  const int64_t K = d_.k();
+  // Padding lanes: their weights are 0.
+  if (a_stride_ > K * bytes) std::memset(out + K * bytes, 0, size_t(a_stride_ - K * bytes));
+  if (direct_rows_) return kern_->pack_run(x + p * d_.c, K, out);
+  const int8_t* image = x + at.n * d_.h * d_.w * d_.c + g * d_.cg;
+  const int64_t iy0 = at.oy * d_.sh - d_.pad_t, ix0 = at.ox * d_.sw - d_.pad_l;
+  if (contiguous_taps_ && iy0 >= 0 && iy0 + (d_.kh - 1) * d_.dh < d_.h && ix0 >= 0 &&
+      ix0 + d_.kw <= d_.w) {
+    // Inside the image (most pixels): one run per kernel row, nothing to clip.
+    const int64_t run = d_.kw * d_.c, row_step = d_.dh * d_.w * d_.c;
+    const int8_t* src = image + (iy0 * d_.w + ix0) * d_.c;
+    for (int64_t ky = 0; ky < d_.kh; ++ky)
+      kern_->pack_run(src + ky * row_step, run, out + ky * run * bytes);
+    return;
+  }
+  // Taps in the padding hold x_zero_point (real 0): they contribute nothing.
+  auto pad = [&](int64_t k0, int64_t n) {
+    kern_->fill_run(static_cast<int8_t>(x_zero_point_), n, out + k0 * bytes);
+  };
   for (int64_t ky = 0; ky < d_.kh; ++ky) {
-    const int64_t iy = oy * d_.sh - d_.pad_t + ky * d_.dh;
-    int8_t* row = buf + ky * d_.kw * d_.cg;
+    const int64_t iy = iy0 + ky * d_.dh;
+    const int64_t k_row = ky * d_.kw * d_.cg;
     if (iy < 0 || iy >= d_.h) {
-      std::memset(row, x_zero_point_, d_.kw * d_.cg);  // real 0: contributes nothing
+      pad(k_row, d_.kw * d_.cg);
       continue;
     }
-    const int64_t ix0 = ox * d_.sw - d_.pad_l;
     if (contiguous_taps_) {
-      // The taps of one kernel row are adjacent pixels of all channels: one copy.
+      // The taps of one kernel row are adjacent pixels of all channels: one run.
       const int64_t kx0 = std::clamp<int64_t>(-ix0, 0, d_.kw);
       const int64_t kx1 = std::clamp<int64_t>(d_.w - ix0, kx0, d_.kw);
-      // Padding only at the edges: on a stem's short rows (7 taps of 3 channels) the calls with
-      // nothing to set cost as much as the copy (ResNet-18 int8, 1 thread, Zen 3: 3-4 % of
-      // the run).
-      if (kx0 > 0) std::memset(row, x_zero_point_, kx0 * d_.cg);
-      std::memcpy(row + kx0 * d_.cg, image + (iy * d_.w + ix0 + kx0) * d_.c, (kx1 - kx0) * d_.c);
-      if (kx1 < d_.kw) std::memset(row + kx1 * d_.cg, x_zero_point_, (d_.kw - kx1) * d_.cg);
+      if (kx0 > 0) pad(k_row, kx0 * d_.cg);
+      kern_->pack_run(image + (iy * d_.w + ix0 + kx0) * d_.c, (kx1 - kx0) * d_.c,
+                      out + (k_row + kx0 * d_.cg) * bytes);
+      if (kx1 < d_.kw) pad(k_row + kx1 * d_.cg, (d_.kw - kx1) * d_.cg);
       continue;
     }
     for (int64_t kx = 0; kx < d_.kw; ++kx) {
-      const int64_t ix = ix0 + kx * d_.dw;
-      int8_t* dst = row + kx * d_.cg;
+      const int64_t ix = ix0 + kx * d_.dw, k0 = k_row + kx * d_.cg;
       if (ix >= 0 && ix < d_.w)
-        std::memcpy(dst, image + (iy * d_.w + ix) * d_.c, d_.cg);
+        kern_->pack_run(image + (iy * d_.w + ix) * d_.c, d_.cg, out + k0 * bytes);
       else
-        std::memset(dst, x_zero_point_, d_.cg);
+        pad(k0, d_.cg);
     }
   }
-  return buf;
 }
 
 void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1,
                            int64_t g, int64_t b0, int64_t b1, uint8_t* workspace) const {
   if (kern_->begin) kern_->begin();
   uint8_t* a = workspace;
-  int8_t* tmp = reinterpret_cast<int8_t*>(workspace + block_rows_ * a_stride_);
-  const int64_t K = d_.k();
-  for (int64_t p = p0; p < p1; ++p)
-    kern_->pack_a_row(im2col_row(x, p, g, tmp), K, kq_, a + (p - p0) * a_stride_);
+  const int64_t per_image = d_.oh * d_.ow;
+  Pixel at{p0 / per_image, p0 % per_image / d_.ow, p0 % d_.ow};
+  for (int64_t p = p0; p < p1; ++p, at.next(d_))
+    pack_row(x, p, at, g, a + (p - p0) * a_stride_);
   alignas(64) int32_t c[q8::kMaxTileInts];
   const q8::MicroKernels& geo = *kern_;
   const q8::RequantParams rq = rq_.params();

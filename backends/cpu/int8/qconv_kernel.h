@@ -37,9 +37,20 @@ class QConvKernel final : public Kernel {
     int64_t rows() const { return n * oh * ow; }
   };
 
-  // Writes row p's im2col values of group g (K bytes) into `buf` and returns it, or returns
-  // the input row itself when the conv is a plain 1x1.
-  const int8_t* im2col_row(const int8_t* x, int64_t p, int64_t g, int8_t* buf) const;
+  // An output pixel (row p of the GEMM), stepped along the rows without dividing.
+  struct Pixel {
+    int64_t n, oy, ox;
+    void next(const Dims& d) {
+      if (++ox < d.ow) return;
+      ox = 0;
+      if (++oy < d.oh) return;
+      oy = 0;
+      ++n;
+    }
+  };
+  // Packs row p (pixel `at`) of group g into the GEMM's activation layout at `out`: the input
+  // row of a plain 1x1, else its im2col taps gathered run by run.
+  void pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t g, uint8_t* out) const;
   void run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1, int64_t g,
                 int64_t b0, int64_t b1, uint8_t* workspace) const;
 

@@ -132,17 +132,73 @@ void micro(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, int
 constexpr void (*begin_tiles)() = nullptr;
 #endif
 
-// Plain loops: the compiler vectorizes them for the level this file is built for.
-void pack_a_row(const int8_t* x, int64_t k, int64_t kq, uint8_t* out) {
+// The activations of an im2col row, packed run by run as they are gathered. A run's last
+// piece overlaps the one before instead of a scalar tail or a masked load (a 7x7 stem's runs
+// are 21 bytes; masked loads made its im2col 1.4x slower on a Zen 4).
 #if MINFER_ISA_VNNI
-  for (int64_t i = 0; i < k; ++i) out[i] = static_cast<uint8_t>(x[i]) ^ 0x80;
-  for (int64_t i = k; i < kq * 4; ++i) out[i] = 0;  // padding lanes: their weights are 0
-#else
-  int16_t* o = reinterpret_cast<int16_t*>(out);
-  for (int64_t i = 0; i < k; ++i) o[i] = x[i];
-  for (int64_t i = k; i < kq * 2; ++i) o[i] = 0;
-#endif
+// Unsigned: x + 128.
+static inline void flip16(const int8_t* x, uint8_t* out) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out),
+                   _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(0x80))));
 }
+template <typename T>
+static inline void flip_word(const int8_t* x, uint8_t* out) {
+  T v;
+  std::memcpy(&v, x, sizeof v);
+  v ^= static_cast<T>(0x8080808080808080ull);
+  std::memcpy(out, &v, sizeof v);
+}
+void pack_run(const int8_t* x, int64_t n, uint8_t* out) {
+  if (n >= 16) {
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i),
+                          _mm256_xor_si256(v, _mm256_set1_epi8(static_cast<char>(0x80))));
+    }
+    if (i + 16 <= n) flip16(x + i, out + i);
+    if (n % 16) flip16(x + n - 16, out + n - 16);
+  } else if (n >= 8) {
+    flip_word<uint64_t>(x, out);
+    flip_word<uint64_t>(x + n - 8, out + n - 8);
+  } else if (n >= 4) {
+    flip_word<uint32_t>(x, out);
+    flip_word<uint32_t>(x + n - 4, out + n - 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(x[i]) ^ 0x80;
+  }
+}
+void fill_run(int8_t x, int64_t n, uint8_t* out) {
+  std::memset(out, static_cast<uint8_t>(x) ^ 0x80, static_cast<size_t>(n));
+}
+#else
+// Widened to int16.
+static inline void widen8(const int8_t* x, uint8_t* out) {
+  const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_cvtepi8_epi16(v));
+}
+void pack_run(const int8_t* x, int64_t n, uint8_t* out) {
+  if (n < 8) {
+    for (int64_t i = 0; i < n; ++i) {
+      const int16_t v = x[i];
+      std::memcpy(out + 2 * i, &v, 2);
+    }
+    return;
+  }
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 2 * i), _mm256_cvtepi8_epi16(v));
+  }
+  if (i + 8 <= n) widen8(x + i, out + 2 * i);
+  if (n % 8) widen8(x + n - 8, out + 2 * (n - 8));
+}
+void fill_run(int8_t x, int64_t n, uint8_t* out) {
+  const int16_t v = x;
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out + 2 * i, &v, 2);
+}
+#endif
 
 }  // namespace
 
@@ -154,7 +210,8 @@ const q8::MicroKernels kInt8MicroKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                          kQuadAlign,
                                          MINFER_ISA_VNNI ? 128 : 0,
                                          micro,
-                                         pack_a_row,
+                                         pack_run,
+                                         fill_run,
                                          begin_tiles};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
