@@ -16,16 +16,12 @@ namespace {
 constexpr __mmask16 kAll = 0xffff;
 constexpr __mmask8 kAll64 = 0xff;
 static inline VI32 add(VI32 a, VI32 b) { return _mm512_add_epi32(a, b); }
-static inline VI32 sub(VI32 a, VI32 b) { return _mm512_sub_epi32(a, b); }
 static inline VI32 mullo(VI32 a, VI32 b) { return _mm512_mullo_epi32(a, b); }
-static inline VI32 clamp(VI32 v, VI32 lo, VI32 hi) {
-  return _mm512_maskz_min_epi32(kAll, _mm512_maskz_max_epi32(kAll, v, lo), hi);
-}
+static inline VI32 max(VI32 a, VI32 b) { return _mm512_maskz_max_epi32(kAll, a, b); }
+static inline VI32 min(VI32 a, VI32 b) { return _mm512_maskz_min_epi32(kAll, a, b); }
 static inline VI32 shift_left(VI32 v, VI32 n) { return _mm512_maskz_sllv_epi32(kAll, v, n); }
 static inline VI32 shift_right(VI32 v, VI32 n) { return _mm512_maskz_srav_epi32(kAll, v, n); }
-static inline VI32 shift_right(VI32 v, int n) {
-  return _mm512_maskz_sra_epi32(kAll, v, _mm_cvtsi32_si128(n));
-}
+static inline VI32 shift_right(VI32 v, __m128i n) { return _mm512_maskz_sra_epi32(kAll, v, n); }
 static inline VI32 odd_lanes(VI32 m) { return _mm512_maskz_srli_epi64(kAll64, m, 32); }
 // floor(a * m / 2^32) per lane: the high halves of the even and odd lanes' 64-bit products.
 static inline VI32 mul_high(VI32 a, VI32 m, VI32 m_odd) {
@@ -43,20 +39,18 @@ static inline VI32 load_n(const int32_t* p, Lanes n) { return _mm512_maskz_loadu
 static inline VI32 load_bytes(const int8_t* p, Lanes n) {
   return _mm512_maskz_cvtepi8_epi32(kAll, _mm_maskz_loadu_epi8(n, p));
 }
-// The values are in [-128, 127] already: the saturating narrowing only packs them.
+// Saturating to [-128, 127]: the output's clamp where its bounds are int8's own.
 static inline void store_bytes(int8_t* p, VI32 v, Lanes n) {
   _mm512_mask_cvtsepi32_storeu_epi8(p, n, v);
 }
 #else
 static inline VI32 add(VI32 a, VI32 b) { return _mm256_add_epi32(a, b); }
-static inline VI32 sub(VI32 a, VI32 b) { return _mm256_sub_epi32(a, b); }
 static inline VI32 mullo(VI32 a, VI32 b) { return _mm256_mullo_epi32(a, b); }
-static inline VI32 clamp(VI32 v, VI32 lo, VI32 hi) {
-  return _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
-}
+static inline VI32 max(VI32 a, VI32 b) { return _mm256_max_epi32(a, b); }
+static inline VI32 min(VI32 a, VI32 b) { return _mm256_min_epi32(a, b); }
 static inline VI32 shift_left(VI32 v, VI32 n) { return _mm256_sllv_epi32(v, n); }
 static inline VI32 shift_right(VI32 v, VI32 n) { return _mm256_srav_epi32(v, n); }
-static inline VI32 shift_right(VI32 v, int n) { return _mm256_sra_epi32(v, _mm_cvtsi32_si128(n)); }
+static inline VI32 shift_right(VI32 v, __m128i n) { return _mm256_sra_epi32(v, n); }
 static inline VI32 mul_high(VI32 a, VI32 m, VI32 m_odd) {
   const VI32 even = _mm256_mul_epi32(a, m);
   const VI32 odd = _mm256_mul_epi32(_mm256_srli_epi64(a, 32), m_odd);
@@ -87,6 +81,8 @@ static inline void store_bytes(int8_t* p, VI32 v, Lanes n) {
 }
 #endif
 
+static inline VI32 clamp(VI32 v, VI32 lo, VI32 hi) { return min(max(v, lo), hi); }
+
 // The per-channel parameters of one vector of channels, loaded once per tile column.
 struct Channels {
   VI32 lo, hi, pre, m, m_odd, rnd, shift;
@@ -98,10 +94,19 @@ void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t ac
                      const int8_t* z) {
   const VI32 zero_point = splat_i32(rq.zero_point), qmin = splat_i32(rq.qmin),
              qmax = splat_i32(rq.qmax);
-  const VI32 ma = splat_i32(rq.ma), mb = splat_i32(rq.mb), z_zero_point = splat_i32(rq.z_zero_point),
-             half = splat_i32(rq.k > 0 ? 1 << (rq.k - 1) : 0),
-             y_zero_point = splat_i32(rq.y_zero_point), y_min = splat_i32(rq.y_min),
-             y_max = splat_i32(rq.y_max);
+  // The residual's (t - zero_point) * ma + (z - z_zero_point) * mb + 2^(k-1) as
+  // t * ma + z * mb + sum0: the same integer, every term and partial sum inside int32
+  // (docs/int8.md: each product < 2^29).
+  const int64_t sum0 = (rq.k > 0 ? int64_t{1} << (rq.k - 1) : 0) -
+                       int64_t{rq.zero_point} * rq.ma - int64_t{rq.z_zero_point} * rq.mb;
+  const VI32 ma = splat_i32(rq.ma), mb = splat_i32(rq.mb),
+             sum_start = splat_i32(static_cast<int32_t>(sum0)),
+             y_zero_point = splat_i32(rq.y_zero_point);
+  const __m128i k = _mm_cvtsi32_si128(rq.k);
+  // The output's bounds; one at int8's own limit is the saturating store's (no instruction).
+  const int32_t out_lo = kResidual ? rq.y_min : rq.qmin, out_hi = kResidual ? rq.y_max : rq.qmax;
+  const bool clamp_lo = out_lo > -128, clamp_hi = out_hi < 127;
+  const VI32 lo = splat_i32(out_lo), hi = splat_i32(out_hi);
   for (int64_t j = 0; j < cols; j += kI32Lanes) {
     const int64_t c = c0 + j;
     Channels ch;
@@ -118,13 +123,15 @@ void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t ac
     for (int r = 0; r < rows; ++r) {
       VI32 a = load_n(acc + r * acc_stride + j, n);
       if constexpr (kPreShift) a = shift_left(clamp(a, ch.lo, ch.hi), ch.pre);
-      VI32 t = shift_right(add(mul_high(a, ch.m, ch.m_odd), ch.rnd), ch.shift);
-      t = clamp(add(t, zero_point), qmin, qmax);
+      VI32 t = add(shift_right(add(mul_high(a, ch.m, ch.m_odd), ch.rnd), ch.shift), zero_point);
       if constexpr (kResidual) {
+        t = clamp(t, qmin, qmax);
         const VI32 zv = load_bytes(z + r * y_stride + j, n);
-        VI32 s = add(mullo(sub(t, zero_point), ma), mullo(sub(zv, z_zero_point), mb));
-        t = clamp(add(shift_right(add(s, half), rq.k), y_zero_point), y_min, y_max);
+        const VI32 s = add(add(mullo(t, ma), mullo(zv, mb)), sum_start);
+        t = add(shift_right(s, k), y_zero_point);
       }
+      if (clamp_lo) t = max(t, lo);
+      if (clamp_hi) t = min(t, hi);
       store_bytes(y + r * y_stride + j, t, n);
     }
   }
