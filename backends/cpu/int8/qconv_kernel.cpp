@@ -134,7 +134,7 @@ void QConvKernel::pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t 
   const int64_t K = d_.k();
   // Padding lanes: their weights are 0.
   if (a_stride_ > K * bytes) std::memset(out + K * bytes, 0, size_t(a_stride_ - K * bytes));
-  if (direct_rows_) return kern_->pack_run(x + p * d_.c, K, out);
+  if (direct_rows_) return kern_->pack_runs(x + p * d_.c, 0, 1, K, out);
   const int8_t* image = x + at.n * d_.h * d_.w * d_.c + g * d_.cg;
   const int64_t iy0 = at.oy * d_.sh - d_.pad_t, ix0 = at.ox * d_.sw - d_.pad_l;
   if (contiguous_taps_ && iy0 >= 0 && iy0 + (d_.kh - 1) * d_.dh < d_.h && ix0 >= 0 &&
@@ -142,9 +142,7 @@ void QConvKernel::pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t 
     // Inside the image (most pixels): one run per kernel row, nothing to clip.
     const int64_t run = d_.kw * d_.c, row_step = d_.dh * d_.w * d_.c;
     const int8_t* src = image + (iy0 * d_.w + ix0) * d_.c;
-    for (int64_t ky = 0; ky < d_.kh; ++ky)
-      kern_->pack_run(src + ky * row_step, run, out + ky * run * bytes);
-    return;
+    return kern_->pack_runs(src, row_step, d_.kh, run, out);
   }
   // Taps in the padding hold x_zero_point (real 0): they contribute nothing.
   auto pad = [&](int64_t k0, int64_t n) {
@@ -162,15 +160,15 @@ void QConvKernel::pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t 
       const int64_t kx0 = std::clamp<int64_t>(-ix0, 0, d_.kw);
       const int64_t kx1 = std::clamp<int64_t>(d_.w - ix0, kx0, d_.kw);
       if (kx0 > 0) pad(k_row, kx0 * d_.cg);
-      kern_->pack_run(image + (iy * d_.w + ix0 + kx0) * d_.c, (kx1 - kx0) * d_.c,
-                      out + (k_row + kx0 * d_.cg) * bytes);
+      kern_->pack_runs(image + (iy * d_.w + ix0 + kx0) * d_.c, 0, 1, (kx1 - kx0) * d_.c,
+                       out + (k_row + kx0 * d_.cg) * bytes);
       if (kx1 < d_.kw) pad(k_row + kx1 * d_.cg, (d_.kw - kx1) * d_.cg);
       continue;
     }
     for (int64_t kx = 0; kx < d_.kw; ++kx) {
       const int64_t ix = ix0 + kx * d_.dw, k0 = k_row + kx * d_.cg;
       if (ix >= 0 && ix < d_.w)
-        kern_->pack_run(image + (iy * d_.w + ix) * d_.c, d_.cg, out + k0 * bytes);
+        kern_->pack_runs(image + (iy * d_.w + ix) * d_.c, 0, 1, d_.cg, out + k0 * bytes);
       else
         pad(k0, d_.cg);
     }

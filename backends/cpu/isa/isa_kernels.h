@@ -22,9 +22,10 @@ namespace minfer::cpu::q8 {
 // 4 bytes) times the packed weight block b (kq lanes x nr channels x 4 bytes), r < rows <= mr.
 using MicroKernel = void (*)(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq,
                              int rows, const int32_t* init, int32_t* c);
-// Packs n int8 activations into a packed row's elements (4 / kstep bytes each), from the
-// element at `out`: a run of an im2col row, written straight into the GEMM's operand.
-using PackRun = void (*)(const int8_t* x, int64_t n, uint8_t* out);
+// Packs `runs` runs of n int8 activations, the i-th from x + i * step, into a packed row's
+// elements (4 / kstep bytes each) from the element at `out`, one after another: runs of an
+// im2col row (a kernel row's taps each), written straight into the GEMM's operand.
+using PackRuns = void (*)(const int8_t* x, int64_t step, int64_t runs, int64_t n, uint8_t* out);
 // Packs n copies of one activation (the zero point of a padded tap) likewise.
 using FillRun = void (*)(int8_t x, int64_t n, uint8_t* out);
 
@@ -37,7 +38,7 @@ struct MicroKernels {
   int kq_align;      // the lanes of a row are a multiple of this (16: whole AMX tiles, else 1)
   int32_t a_offset;  // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
   MicroKernel micro;
-  PackRun pack_run;
+  PackRuns pack_runs;
   FillRun fill_run;
   // Readies the calling thread for micro (amx: loads the tile configuration), to call before
   // a run of micro calls with no other AMX code between them; null where nothing is needed.

@@ -149,7 +149,7 @@ static inline void flip_word(const int8_t* x, uint8_t* out) {
   v ^= static_cast<T>(0x8080808080808080ull);
   std::memcpy(out, &v, sizeof v);
 }
-void pack_run(const int8_t* x, int64_t n, uint8_t* out) {
+static inline void pack_run(const int8_t* x, int64_t n, uint8_t* out) {
   if (n >= 16) {
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
@@ -178,7 +178,7 @@ static inline void widen8(const int8_t* x, uint8_t* out) {
   const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_cvtepi8_epi16(v));
 }
-void pack_run(const int8_t* x, int64_t n, uint8_t* out) {
+static inline void pack_run(const int8_t* x, int64_t n, uint8_t* out) {
   if (n < 8) {
     for (int64_t i = 0; i < n; ++i) {
       const int16_t v = x[i];
@@ -200,6 +200,11 @@ void fill_run(int8_t x, int64_t n, uint8_t* out) {
 }
 #endif
 
+void pack_runs(const int8_t* x, int64_t step, int64_t runs, int64_t n, uint8_t* out) {
+  const int64_t bytes = n * (4 / kStep);
+  for (int64_t i = 0; i < runs; ++i) pack_run(x + i * step, n, out + i * bytes);
+}
+
 }  // namespace
 
 extern const q8::MicroKernels kInt8MicroKernels;
@@ -210,7 +215,7 @@ const q8::MicroKernels kInt8MicroKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                          kQuadAlign,
                                          MINFER_ISA_VNNI ? 128 : 0,
                                          micro,
-                                         pack_run,
+                                         pack_runs,
                                          fill_run,
                                          begin_tiles};
 
