@@ -102,6 +102,12 @@ Tensor random_input(const InputSpec& spec, DType dtype, std::mt19937& rng) {
     for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = dist(rng);
     return t;
   }
+  if (dtype == DType::i8) {
+    Tensor t(DType::i8, spec.shape);
+    std::uniform_int_distribution<int> dist(-128, 127);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<int8_t>()[i] = static_cast<int8_t>(dist(rng));
+    return t;
+  }
   return test::random_tensor(spec.shape, rng, spec.lo, spec.hi);
 }
 
@@ -869,6 +875,10 @@ TEST_CASE("cpu Transpose and Concat match the reference", "[cpu]") {
   for (int threads : {1, 2}) {
     check_op({"Transpose", nchw_to_nhwc, {in({2, 67, 30, 31})}, threads}, "cpu-transpose", rng);
     check_op({"Transpose", swap, {in({300, 250})}, threads}, "cpu-transpose", rng);
+    // Bytes of three planes to channels-last (an int8 RGB input: the shuffling path), past
+    // one 4096-pixel unit and with a pixel count that is no multiple of 16; four planes.
+    for (const Shape& s : {Shape{2, 3, 5, 7}, Shape{1, 3, 71, 67}, Shape{1, 4, 9, 9}})
+      check_op({"Transpose", nchw_to_nhwc, {in(s)}, threads}, "cpu-transpose", rng, DType::i8);
   }
 
   for (int i = 0; i < 30; ++i) {
