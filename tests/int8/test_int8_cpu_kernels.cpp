@@ -176,6 +176,7 @@ TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int
        {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>{7, 7, 3, 3, 2, 1},
         {8, 5, 17, 2, 2, 0},
         {9, 9, 64, 3, 1, 1},
+        {5, 6, 57, 3, 2, 1},  // 32 + 16 + 9 channels: each step of the vector max
         {6, 6, 1, 5, 3, 2}}) {
     INFO("pool h" << h << " w" << w << " c" << c << " k" << k << " s" << st << " p" << p);
     Tensor xi = random_i8(Shape{2, h, w, c}, rng);

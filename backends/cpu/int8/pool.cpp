@@ -1,10 +1,14 @@
 // QMaxPool, QAveragePool and QGlobalAveragePool on NHWC int8 tensors: loops over channels
-// innermost (contiguous, vectorized by the compiler), the reference's integer arithmetic.
+// innermost (contiguous; the max pool in AVX2 where the CPU has it, the averages vectorized by
+// the compiler), the reference's integer arithmetic.
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/int8/kernels.h"
+#include "backends/cpu/int8/qgemm.h"  // MINFER_TARGET_AVX2
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
 #include "ops/int8/int8_ops.h"
@@ -34,10 +38,37 @@ Window window_of(const PrepareContext& ctx) {
       g.pad_top(),  g.pad_left(), g.pads_end[0], g.pads_end[1], g.count_include_pad};
 }
 
-// out[c] = max(out[c], in[c]); restrict (the output never overlaps the input) lets the
-// compiler vectorize it without run-time overlap checks.
-void max_into(int8_t* __restrict out, const int8_t* __restrict in, int64_t n) {
-  for (int64_t c = 0; c < n; ++c) out[c] = std::max(out[c], in[c]);
+// out[i] = the max over the taps of taps[t][i], for i < c (-128 where there is no tap: padding
+// never wins).
+void max_taps(const int8_t* const* taps, int64_t n, int64_t c, int8_t* out) {
+  for (int64_t i = 0; i < c; ++i) {
+    int8_t m = -128;
+    for (int64_t t = 0; t < n; ++t) m = std::max(m, taps[t][i]);
+    out[i] = m;
+  }
+}
+// The same, 32 channels a vector, the max kept in a register over the taps (the scalar form
+// above, tap by tap through memory, took 4x as long on ResNet's 3x3 pool).
+MINFER_TARGET_AVX2 void max_taps_avx2(const int8_t* const* taps, int64_t n, int64_t c,
+                                      int8_t* out) {
+  int64_t i = 0;
+  for (; i + 32 <= c; i += 32) {
+    __m256i m = _mm256_set1_epi8(-128);
+    for (int64_t t = 0; t < n; ++t)
+      m = _mm256_max_epi8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps[t] + i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), m);
+  }
+  for (; i + 16 <= c; i += 16) {
+    __m128i m = _mm_set1_epi8(-128);
+    for (int64_t t = 0; t < n; ++t)
+      m = _mm_max_epi8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(taps[t] + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), m);
+  }
+  for (; i < c; ++i) {
+    int8_t m = -128;
+    for (int64_t t = 0; t < n; ++t) m = std::max(m, taps[t][i]);
+    out[i] = m;
+  }
 }
 
 class QMaxPoolKernel final : public Kernel {
@@ -47,22 +78,23 @@ class QMaxPoolKernel final : public Kernel {
     const Window& w = w_;
     const int8_t* x = ctx.inputs[0]->data<int8_t>();
     int8_t* y = ctx.outputs[0]->data<int8_t>();
+    const auto max = has_any_isa() ? max_taps_avx2 : max_taps;
     parallel_for(threads_for(w.n * w.oh * w.ow * w.c * w.kh * w.kw, ctx.threads), w.n * w.oh,
                  [&](int64_t row) {
                    const int64_t n = row / w.oh, oy = row % w.oh;
+                   std::vector<const int8_t*> taps(static_cast<size_t>(w.kh * w.kw));
                    for (int64_t ox = 0; ox < w.ow; ++ox) {
-                     int8_t* out = y + (row * w.ow + ox) * w.c;
-                     std::memset(out, 0x80, w.c);  // -128: padding never wins
+                     int64_t count = 0;  // the taps inside the image
                      for (int64_t ky = 0; ky < w.kh; ++ky) {
                        const int64_t iy = oy * w.sh - w.pt + ky * w.dh;
                        if (iy < 0 || iy >= w.h) continue;
                        for (int64_t kx = 0; kx < w.kw; ++kx) {
                          const int64_t ix = ox * w.sw - w.pl + kx * w.dw;
-                         if (ix < 0 || ix >= w.w) continue;
-                         const int8_t* in = x + ((n * w.h + iy) * w.w + ix) * w.c;
-                         max_into(out, in, w.c);
+                         if (ix >= 0 && ix < w.w)
+                           taps[count++] = x + ((n * w.h + iy) * w.w + ix) * w.c;
                        }
                      }
+                     max(taps.data(), count, w.c, y + (row * w.ow + ox) * w.c);
                    }
                  });
   }
