@@ -256,7 +256,8 @@ std::string ConvKernel::variant() const {
   if (method_ == Method::Winograd)  // "winograd <isa>" where its products run on ConvGemm's tiles
     return winograd_.gemm_isa() ? std::string("winograd ") + winograd_.gemm_isa() : "winograd";
   if (method_ == Method::SmallPlane)
-    return std::string("small-plane ") + isa_name(small_plane_.isa());
+    return std::string("small-plane ") + (small_plane_.winograd() ? "winograd " : "") +
+           isa_name(small_plane_.isa());
   if (method_ == Method::Vector) return std::string("vector ") + isa_name(vector_->isa());
   // ConvGemm's tiles and the depthwise kernels say their ISA level (the other paths are
   // Eigen's, built for the baseline).

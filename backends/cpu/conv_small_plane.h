@@ -9,10 +9,18 @@
 // moved to channels-last once, each position's taps are then whole rows of it (copies, tap-major
 // k), the product runs on PackedRhs (W^T packed once, the bias in registers), and the epilogue
 // adds the residual and applies the activation while moving the result back to NCHW.
+//
+// A 3x3 stride-1 conv runs as Winograd F(2x2, 3x3) on the same layout where that saves enough
+// multiplications (a 7x7 plane: 16 tiles of 2x2 outputs, 16 x 16 products per channel pair
+// instead of 49 x 9, 1.7x fewer): the 4x4 input tiles are transformed with the channels in the
+// lanes into 16 matrices V_e [tiles, C], each multiplied by its transformed weights U_e^T
+// [C, M] on PackedRhs, and each tile's 16 products transformed back to 2x2 outputs plus the
+// bias. F(4x4, 3x3) (winograd.h) would need 36 weight matrices, 4x the weights, for 4 tiles.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/packed_rhs_gemm.h"
@@ -47,7 +55,8 @@ class SmallPlaneConv {
   // y = act(conv(x) + b + z); b and z may be null.
   void run(const float* x, const float* b, const float* z, float* y, const Activation& act,
            float* workspace, int threads) const;
-  Isa isa() const { return w_->isa(); }
+  Isa isa() const { return winograd_ ? (*u_)[0].isa() : w_->isa(); }
+  bool winograd() const { return winograd_; }
 
  private:
   int64_t k() const { return s_.c * s_.kh * s_.kw; }
@@ -56,9 +65,22 @@ class SmallPlaneConv {
   // channels-last copy xt [h * w, C]: padding taps are zeros.
   void gather_taps(const float* xt, float* col, int threads) const;
 
+  // Whether F(2x2, 3x3) applies and saves at least a third of the multiplications.
+  static bool winograd_pays(const Shape& s);
+  int64_t winograd_tiles() const { return tiles_h_ * tiles_w_; }
+  // F(2x2, 3x3) in three steps over the channels-last input xt: the 16 matrices V_e [tiles, C]
+  // (v: e-major), the products M_e = V_e U_e^T [tiles, M] (mo), and the outputs [p, M] with the
+  // bias (out).
+  void winograd_input(const float* xt, float* v, int threads) const;
+  void winograd_products(const float* v, float* mo, int threads) const;
+  void winograd_output(const float* mo, const float* b, float* out, int threads) const;
+
   Shape s_{};
   bool direct_rows_ = false;  // 1x1, stride 1, no padding: the channels-last copy is the operand
   std::shared_ptr<const PackedRhs> w_;
+  bool winograd_ = false;
+  int64_t tiles_h_ = 0, tiles_w_ = 0;
+  std::shared_ptr<const std::vector<PackedRhs>> u_;  // U_e = (G g G^T)_e as [M, C], e < 16
 };
 
 }  // namespace minfer::cpu

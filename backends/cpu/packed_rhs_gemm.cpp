@@ -116,6 +116,14 @@ void PackedRhs::multiply_packed(const f32::MicroKernels& tiles, const float* a, 
                     nullptr, nullptr);
 }
 
+void PackedRhs::multiply_columns(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc,
+                                 int64_t j0, int64_t j1) const {
+  const int64_t p1 = std::min(panels_, (j1 + kNr - 1) / kNr);
+  for (int64_t s0 = j0 / kNr; s0 < p1; s0 += kSlicePanels)
+    multiply_panels(*tiles_, a, m, lda, data_.get(), k_, n_, s0, std::min(p1, s0 + kSlicePanels),
+                    c, ldc, nullptr, nullptr);
+}
+
 void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
                          const float* bias, const Activation* act) const {
   if (m <= 0 || n_ <= 0) return;

@@ -41,6 +41,11 @@ class PackedRhs {
   void multiply(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int threads,
                 const float* bias = nullptr, const Activation* act = nullptr) const;
 
+  // Columns [j0, j1) of C = A * B only, on the calling thread (j0 a multiple of 16; no bias
+  // or activation): for a caller that runs several products in one parallel loop.
+  void multiply_columns(const float* a, int64_t m, int64_t lda, float* c, int64_t ldc, int64_t j0,
+                        int64_t j1) const;
+
   // The same for a B known at run time (batched MatMuls: attention's Q K^T and P V): pack()
   // writes B [k, n] (row stride ldb) in the panel layout to `out` (packed_floats(k, n) floats,
   // 32-byte aligned), and multiply_packed() runs the product on the calling thread with the

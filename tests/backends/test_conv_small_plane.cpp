@@ -1,6 +1,7 @@
 // The CPU Conv kernel's paths with the output channels in the vector lanes, against the Conv
 // reference plus the residual and the activation: the small-plane path
-// (backends/cpu/conv_small_plane.h, for 7x7-like output planes) and the rule that picks it,
+// (backends/cpu/conv_small_plane.h, for 7x7-like output planes; 3x3 stride 1 as Winograd
+// F(2x2, 3x3)) and the rule that picks it,
 // and the vector path of 1x1 convs on 1x1 planes (squeeze-and-excitation blocks).
 #include "backends/conv_test_run.h"
 #include "backends/cpu/conv.h"
@@ -30,7 +31,17 @@ const SmallCase kCases[] = {
      {1, 1, 1, 1}, false, false, 0},
     {"3x3 stride 2 on an odd plane, uneven pads, residual", {1, 128, 11, 9}, {384, 128, 3, 3},
      {2, 2}, {1, 0, 1, 1}, true, true, 0},
+    // Winograd F(2x2, 3x3) (3x3 stride 1): a partial vector of input channels, Clip, no bias;
+    // a 5x4 output (half tiles at the edges) from uneven pads.
+    {"3x3 on 7x7, 136 input channels, Clip", {1, 136, 7, 7}, {96, 136, 3, 3}, {1, 1},
+     {1, 1, 1, 1}, false, false, 2},
+    {"3x3 on 6x5, pads 0/1/1/0 -> 5x4, residual", {1, 256, 6, 5}, {128, 256, 3, 3}, {1, 1},
+     {0, 1, 1, 0}, true, true, 1},
 };
+
+bool is_3x3_stride_1(const SmallCase& c) {
+  return c.w[2] == 3 && c.w[3] == 3 && c.strides[0] == 1 && c.strides[1] == 1;
+}
 
 Node fused_conv(const SmallCase& c) {
   Node node;
@@ -124,7 +135,15 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
       const Shape ys = output_shape(c);
       const std::vector<Tensor> in = make_inputs(c, ys, rng);
       const Tensor want = expected(c, in);
-      check_path(c, in, ys, want, "small-plane ");
+      check_path(c, in, ys, want, is_3x3_stride_1(c) ? "small-plane winograd " : "small-plane ");
+      if (is_3x3_stride_1(c)) {
+        INFO(c.what << ", MINFER_CPU_WINOGRAD=0: the direct product");
+        test::ScopedEnv direct("MINFER_CPU_WINOGRAD", "0");
+        const Result got = run_case(c, in, ys, 2);
+        CHECK(got.variant.rfind("small-plane ", 0) == 0);
+        CHECK(got.variant.find("winograd") == std::string::npos);
+        test::require_close(got.y, want, 1e-4, 1e-4);
+      }
       INFO(c.what << ", MINFER_CPU_SMALL_PLANE=0");
       test::ScopedEnv off("MINFER_CPU_SMALL_PLANE", "0");
       const Result other = run_case(c, in, ys, 2);

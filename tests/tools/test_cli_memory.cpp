@@ -98,8 +98,9 @@ TEST_CASE("cli: running an ONNX file holds its weights about twice, not three ti
                    << " bytes");
   CHECK(peak < file_bytes * 26 / 10);  // was 3.1x the file, now 2.3x
   // ResNet-18's stride-1 3x3 layers of 56x56 to 14x14 hold 2.4M of its 11.7M weights: 4x
-  // them instead of 1x packed for im2col adds ~0.6x the file (measured 2.88x in all).
-  CHECK(winograd < file_bytes * 31 / 10);
+  // them instead of 1x packed for im2col adds ~0.6x the file (measured 2.88x in all); its 7x7
+  // stage's 7.1M as F(2x2, 3x3)'s 16/9 another ~0.47x (3.40x).
+  CHECK(winograd < file_bytes * 36 / 10);
 #endif
 }
 
