@@ -130,12 +130,15 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   }
 
   // Small planes with the output channels in the lanes (conv_small_plane.h), in place of
-  // ConvGemm's position tiles. (Where Eigen would take the conv, on AVX2, it measured even:
-  // ResNet-18 and -50 within +-2 % at MINFER_ISA=avx2 on a Zen 4.)
+  // ConvGemm's position tiles. (Where Eigen would take the conv, on AVX2, the direct product
+  // measured even: ResNet-18 and -50 within +-2 % at MINFER_ISA=avx2 on a Zen 4; F(2x2, 3x3)
+  // there took ResNet-18's 7x7 convs from 2.8 to 1.8 ms.)
   const SmallPlaneConv::Shape sp_shape{d.n,  d.c,  d.h,  d.w,  d.m,  d.oh,    d.ow,   d.kh,
                                        d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l};
   if (method_ != Method::Depthwise && two_d && d.group == 1 && weight_.defined() &&
-      has_any_isa() && ConvGemm::pays(d.k(), d.p(), fp32_micro_kernels().isa) &&
+      has_any_isa() &&
+      (ConvGemm::pays(d.k(), d.p(), fp32_micro_kernels().isa) ||
+       SmallPlaneConv::winograd_pays(sp_shape)) &&
       SmallPlaneConv::pays(sp_shape, fp32_micro_kernels().nr) && small_plane_enabled()) {
     method_ = Method::SmallPlane;
     packed_ = std::make_shared<const std::vector<PackedWeights>>();

@@ -48,6 +48,9 @@ class SmallPlaneConv {
   // its 1x1 convs to 2048 channels (K = 512, 1024) and EfficientNet-B0's 1152 -> 192 (190)
   // 2-3 % slower. Hence K >= M and at least 384 multiply-adds per moved value.
   static bool pays(const Shape& s, int64_t tile_columns);
+  // Whether a conv that pays() runs as F(2x2, 3x3): 3x3 stride 1, at least a third fewer
+  // multiplications, Winograd not turned off (MINFER_CPU_WINOGRAD=0).
+  static bool winograd_pays(const Shape& s);
 
   // Packs W [M, C, kh, kw] as W^T with tap-major k (shared through ctx with the session's other
   // plans) and returns the workspace floats that a run needs (all threads together).
@@ -65,8 +68,6 @@ class SmallPlaneConv {
   // channels-last copy xt [h * w, C]: padding taps are zeros.
   void gather_taps(const float* xt, float* col, int threads) const;
 
-  // Whether F(2x2, 3x3) applies and saves at least a third of the multiplications.
-  static bool winograd_pays(const Shape& s);
   int64_t winograd_tiles() const { return tiles_h_ * tiles_w_; }
   // F(2x2, 3x3) in three steps over the channels-last input xt: the 16 matrices V_e [tiles, C]
   // (v: e-major), the products M_e = V_e U_e^T [tiles, M] (mo), and the outputs [p, M] with the
