@@ -1,11 +1,12 @@
 // Pooling fp32 kernels on NCHW: MaxPool, AveragePool (1-D and 2-D) and GlobalAveragePool.
 //
-// Windows are walked tap by tap over whole output rows: for each kernel tap the output
-// columns whose input lies inside the image form one range, so the inner loop has no
-// bounds checks.
+// A window's input rows are combined first (whole rows), then its columns are walked tap by
+// tap over whole output rows: for each column tap the output columns whose input lies inside
+// the image form one range, so the inner loop has no bounds checks.
 #include <Eigen/Core>
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/parallel.h"
@@ -43,6 +44,18 @@ class PoolKernel final : public Kernel {
     // The column taps that reach the image for some output column (input column
     // ow * sw + j * dw - pad_l, ow in [0, ow_)): the others are all padding.
     cols_in_ = taps_in(-pad_l_, kw_, dw_, -(ow_ - 1) * sw_, w_);
+    // Per column tap, the output columns it reaches inside the image; per output row, its
+    // rows inside the image (the divisions once here, not per row).
+    col_taps_.clear();
+    for (int64_t j = cols_in_.lo; j < cols_in_.hi; ++j) {
+      const int64_t offset = j * dw_ - pad_l_;  // input column = ow * sw + offset
+      const int64_t lo = std::clamp<int64_t>(offset >= 0 ? 0 : ceil_div(-offset, sw_), 0, ow_);
+      const int64_t hi = std::clamp<int64_t>(floor_div(w_ - 1 - offset, sw_) + 1, lo, ow_);
+      col_taps_.push_back({offset, lo, hi});
+    }
+    rows_in_.clear();
+    for (int64_t o = 0; o < oh_; ++o)
+      rows_in_.push_back(taps_in(o * sh_ - pad_t_, kh_, dh_, 0, h_));
     if (max_) return;
     // Divisors: taps inside the image, or (count_include_pad) inside image + pads.
     const int64_t pad_b = two_d ? g.pads_end[0] : 0, pad_r = g.pads_end.back();
@@ -61,31 +74,44 @@ class PoolKernel final : public Kernel {
     const float* x = ctx.inputs[0]->data<float>();
     float* y = ctx.outputs[0]->data<float>();
     const int64_t work = planes_ * oh_ * ow_ * kh_ * kw_;
-    parallel_for(threads_for(work, ctx.threads), planes_,
-                 [&](int64_t plane) { pool_plane(x + plane * h_ * w_, y + plane * oh_ * ow_); });
+    parallel_for(threads_for(work, ctx.threads), planes_, [&](int64_t plane) {
+      std::vector<float> rows(static_cast<size_t>(w_));
+      pool_plane(x + plane * h_ * w_, y + plane * oh_ * ow_, rows.data());
+    });
   }
 
  private:
-  void pool_plane(const float* x, float* y) const {
+  // rows: scratch of one input row.
+  void pool_plane(const float* x, float* y, float* rows) const {
     const float init = max_ ? -std::numeric_limits<float>::infinity() : 0.f;
     for (int64_t oh = 0; oh < oh_; ++oh) {
       float* yrow = y + oh * ow_;
       std::fill(yrow, yrow + ow_, init);
-      const TapRange rows_in = taps_in(oh * sh_ - pad_t_, kh_, dh_, 0, h_);
-      for (int64_t i = rows_in.lo; i < rows_in.hi; ++i) {
-        const int64_t ih = oh * sh_ - pad_t_ + i * dh_;
-        const float* xrow = x + ih * w_;
-        for (int64_t j = cols_in_.lo; j < cols_in_.hi; ++j) {
-          const int64_t offset = j * dw_ - pad_l_;  // input column = ow * sw + offset
-          const int64_t lo = std::clamp<int64_t>(offset >= 0 ? 0 : ceil_div(-offset, sw_), 0, ow_);
-          const int64_t hi = std::clamp<int64_t>(floor_div(w_ - 1 - offset, sw_) + 1, lo, ow_);
+      const TapRange rows_in = rows_in_[oh];
+      // The window's rows are combined first, whole input rows (contiguous), then its columns:
+      // kw strided passes over an output row instead of kh * kw.
+      if (rows_in.lo < rows_in.hi) {
+        const float* first = x + (oh * sh_ - pad_t_ + rows_in.lo * dh_) * w_;
+        if (max_)  // max(-inf, x) as tap_row: a NaN is passed over, as it was tap by tap
+          for (int64_t c = 0; c < w_; ++c) rows[c] = std::max(init, first[c]);
+        else
+          std::copy(first, first + w_, rows);
+        for (int64_t i = rows_in.lo + 1; i < rows_in.hi; ++i) {
+          const float* xrow = x + (oh * sh_ - pad_t_ + i * dh_) * w_;
+          if (max_)
+            for (int64_t c = 0; c < w_; ++c) rows[c] = std::max(rows[c], xrow[c]);
+          else
+            for (int64_t c = 0; c < w_; ++c) rows[c] += xrow[c];
+        }
+        const float* xrow = rows;
+        for (const ColumnTap& t : col_taps_) {
           // Constant strides 1 and 2 (nearly all pools) let the compiler vectorize.
           if (sw_ == 1)
-            tap_row<1>(xrow, offset, yrow, lo, hi);
+            tap_row<1>(xrow, t.offset, yrow, t.lo, t.hi);
           else if (sw_ == 2)
-            tap_row<2>(xrow, offset, yrow, lo, hi);
+            tap_row<2>(xrow, t.offset, yrow, t.lo, t.hi);
           else
-            tap_row<0>(xrow, offset, yrow, lo, hi);
+            tap_row<0>(xrow, t.offset, yrow, t.lo, t.hi);
         }
       }
       if (!max_)
@@ -112,6 +138,11 @@ class PoolKernel final : public Kernel {
   int64_t planes_ = 0, h_ = 0, w_ = 0, oh_ = 0, ow_ = 0, kh_ = 0, kw_ = 0, sh_ = 0, sw_ = 0;
   int64_t dh_ = 0, dw_ = 0, pad_t_ = 0, pad_l_ = 0;
   TapRange cols_in_;
+  struct ColumnTap {
+    int64_t offset, lo, hi;  // input column = output column * sw + offset, for those in [lo, hi)
+  };
+  std::vector<ColumnTap> col_taps_;  // the column taps that reach the image
+  std::vector<TapRange> rows_in_;    // per output row, its row taps inside the image
   std::vector<int64_t> rows_, cols_;  // AveragePool: taps counted per output row / column
 };
 
