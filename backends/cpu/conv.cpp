@@ -471,19 +471,18 @@ void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) con
   const bool use_col = method_ == Method::Im2col;
   const int64_t image_stride = d.c * d.h * d.w, group_stride = d.cg * d.h * d.w;
   if (direct_ && use_col && split_rows && units == row_parts) {
-    // One tile whose output channels the threads split: its im2col is made once, shared, by
-    // all of them (rows of K each), not by each thread in full (ResNet-50's 3x3 stride-2 conv
-    // of 28x28 -> 14x14 took 1.4x less time on 2 threads than on 1 that way). Thread 0's
-    // slice holds it.
+    // One tile (one image, one group, all positions) whose output channels the threads split
+    // (row_parts == threads): its im2col is made once, shared, by all of them (64 rows of K a
+    // task), not by each thread in full (ResNet-50's 3x3 stride-2 conv of 28x28 -> 14x14 took
+    // 1.4x less time on 2 threads than on 1 that way). Thread 0's slice holds it.
     float* col = workspace;
     const int64_t k_rows = 64;
     parallel_for(threads_for(k * p, threads), ceil_div(k, k_rows), [&](int64_t i) {
       const int64_t k0 = i * k_rows, k1 = std::min(k, k0 + k_rows);
       im2col(op.x, k0, k1, 0, p, col + k0 * p);
     });
-    parallel_region(threads, [&](int part, int parts) {
-      const int64_t r0 = row_boundary(part * row_parts / parts);
-      const int64_t r1 = row_boundary((part + 1) * row_parts / parts);
+    parallel_region(threads, [&](int part, int) {
+      const int64_t r0 = row_boundary(part), r1 = row_boundary(part + 1);
       float* scratch = workspace + part * slice_floats_ + col_floats_ + pad_floats_;
       if (r0 < r1)
         (*direct_)[0].run(col, p, p, op.b, op.z, op.y, p, act_, scratch, r0, r1);

@@ -204,12 +204,16 @@ void SmallPlaneConv::winograd_output(const float* mo, const float* b, float* out
 void SmallPlaneConv::run(const float* x, const float* b, const float* z, float* y,
                          const Activation& act, float* workspace, int threads) const {
   const int64_t C = s_.c, M = s_.m, p = positions(), plane = s_.h * s_.w;
+  // The workspace (prepare()'s sizes): the channels-last input, then the direct product's taps
+  // (unless the input is the operand) and outputs, or F(2x2, 3x3)'s V, products and outputs.
   float* xt = workspace;
-  float* col = direct_rows_ ? xt : xt + round_up(plane * C, 16);
-  float* out = col + (direct_rows_ ? round_up(plane * C, 16) : round_up(p * k(), 16));
-  float* v = xt + round_up(plane * C, 16);  // F(2x2, 3x3)'s (in place of col and out)
-  float* mo = v + round_up(16 * winograd_tiles() * C, 16);
-  if (winograd_) out = mo + round_up(16 * winograd_tiles() * M, 16);
+  float* rest = xt + round_up(plane * C, 16);
+  float* col = direct_rows_ ? xt : rest;
+  float* v = rest;
+  float* mo = winograd_ ? v + round_up(16 * winograd_tiles() * C, 16) : nullptr;
+  float* out = winograd_      ? mo + round_up(16 * winograd_tiles() * M, 16)
+               : direct_rows_ ? rest
+                              : rest + round_up(p * k(), 16);
   for (int64_t n = 0; n < s_.n; ++n) {
     // Channels-last, a block of channels per task.
     const float* xn = x + n * C * plane;

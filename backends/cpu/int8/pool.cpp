@@ -38,10 +38,10 @@ Window window_of(const PrepareContext& ctx) {
       g.pad_top(),  g.pad_left(), g.pads_end[0], g.pads_end[1], g.count_include_pad};
 }
 
-// out[i] = the max over the taps of taps[t][i], for i < c (-128 where there is no tap: padding
-// never wins).
-void max_taps(const int8_t* const* taps, int64_t n, int64_t c, int8_t* out) {
-  for (int64_t i = 0; i < c; ++i) {
+// out[i] = the max over the taps of taps[t][i], for i in [i0, c) (-128 where there is no tap:
+// padding never wins).
+void max_taps(const int8_t* const* taps, int64_t n, int64_t c, int8_t* out, int64_t i0 = 0) {
+  for (int64_t i = i0; i < c; ++i) {
     int8_t m = -128;
     for (int64_t t = 0; t < n; ++t) m = std::max(m, taps[t][i]);
     out[i] = m;
@@ -64,11 +64,7 @@ MINFER_TARGET_AVX2 void max_taps_avx2(const int8_t* const* taps, int64_t n, int6
       m = _mm_max_epi8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(taps[t] + i)));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), m);
   }
-  for (; i < c; ++i) {
-    int8_t m = -128;
-    for (int64_t t = 0; t < n; ++t) m = std::max(m, taps[t][i]);
-    out[i] = m;
-  }
+  max_taps(taps, n, c, out, i);
 }
 
 class QMaxPoolKernel final : public Kernel {
@@ -78,7 +74,7 @@ class QMaxPoolKernel final : public Kernel {
     const Window& w = w_;
     const int8_t* x = ctx.inputs[0]->data<int8_t>();
     int8_t* y = ctx.outputs[0]->data<int8_t>();
-    const auto max = has_any_isa() ? max_taps_avx2 : max_taps;
+    const bool avx2 = has_any_isa();
     parallel_for(threads_for(w.n * w.oh * w.ow * w.c * w.kh * w.kw, ctx.threads), w.n * w.oh,
                  [&](int64_t row) {
                    const int64_t n = row / w.oh, oy = row % w.oh;
@@ -94,7 +90,9 @@ class QMaxPoolKernel final : public Kernel {
                            taps[count++] = x + ((n * w.h + iy) * w.w + ix) * w.c;
                        }
                      }
-                     max(taps.data(), count, w.c, y + (row * w.ow + ox) * w.c);
+                     int8_t* out = y + (row * w.ow + ox) * w.c;
+                     avx2 ? max_taps_avx2(taps.data(), count, w.c, out)
+                          : max_taps(taps.data(), count, w.c, out);
                    }
                  });
   }
