@@ -8,10 +8,6 @@
 
 #include "backends/cpu/parallel.h"
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
 namespace minfer::cpu {
 
 namespace {
@@ -48,27 +44,6 @@ inline void input_1d(const float* d, int64_t ds, float* v, int64_t vs) {
   }
 }
 
-#if defined(__AVX2__)
-// r[j] = lane j of every r[l] (an 8 x 8 transpose).
-inline void transpose8(__m256 r[8]) {
-  __m256 t[8], u[8];
-  for (int q = 0; q < 4; ++q) {
-    t[2 * q] = _mm256_unpacklo_ps(r[2 * q], r[2 * q + 1]);
-    t[2 * q + 1] = _mm256_unpackhi_ps(r[2 * q], r[2 * q + 1]);
-  }
-  for (int h = 0; h < 2; ++h) {
-    u[4 * h] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0x44);
-    u[4 * h + 1] = _mm256_shuffle_ps(t[4 * h], t[4 * h + 2], 0xee);
-    u[4 * h + 2] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0x44);
-    u[4 * h + 3] = _mm256_shuffle_ps(t[4 * h + 1], t[4 * h + 3], 0xee);
-  }
-  for (int q = 0; q < 4; ++q) {
-    r[q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x20);
-    r[4 + q] = _mm256_permute2f128_ps(u[q], u[4 + q], 0x31);
-  }
-}
-#endif
-
 // o = A^T m along one axis: six rows of lanes in, four out.
 inline void output_1d(const float* m, int64_t ms, float* o, int64_t os) {
   for (int l = 0; l < kLanes; ++l) {
@@ -96,6 +71,8 @@ bool winograd_pays(const WinogradShape& s) {
 int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
                               const float* weights) {
   s_ = s;
+  const LevelKernels* level = has_any_isa() ? level_kernels(active_isa()) : nullptr;
+  runs_ = level ? level->winograd : nullptr;
   tiles_w_ = ceil_div(s.ow, kTile);
   tiles_ = ceil_div(s.oh, kTile) * tiles_w_;
   // ConvGemm's tiles where they pay (AVX-512), else Eigen's packed GEMM.
@@ -164,6 +141,27 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
   const WinogradShape& s = s_;
   if (c1 < 0) c1 = s.c;
   const int64_t plane = s.h * s.w, image = s.c * plane;
+  if (runs_) {
+    for_each_run(t0, cols, [&](int64_t g, int n, int parts, int64_t image_index, int64_t tr,
+                               int64_t tc) {
+      const f32::WinogradInputRun r{x + image_index * image + c0 * plane,
+                                    plane,
+                                    s.h,
+                                    s.w,
+                                    tr * kTile - s.pad_t,
+                                    tc * kTile - s.pad_l,
+                                    n,
+                                    parts,
+                                    c1 - c0,
+                                    v + c0 * ld_ + g,
+                                    ld_,
+                                    s.c * ld_,
+                                    g + runs_->lanes <= ld_};
+      runs_->input(r);
+    });
+    return;
+  }
+  // Without an ISA level's kernels: groups of kLanes tiles in scalar code.
   for (int64_t g = 0; g < cols; g += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, cols - g));
     // Where each tile's 6x6 window starts.
@@ -175,38 +173,6 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
       base[l] = n * image;
     }
     alignas(32) float d[kPoints * kLanes], t[kPoints * kLanes], out[kPoints * kLanes];
-#if defined(__AVX2__)
-    // Each window row one masked load per tile (columns outside the plane read as zero, rows
-    // outside are zero) and each 8 x 8 block transposed into lanes, rather than 36 scalar
-    // loads and stores per tile and channel: ResNet's 3x3 convs alone 4-8 % faster on a Zen 4
-    // (the input transform was 10 % of ResNet-18's time). Lanes past the block's end stay zero
-    // (the GEMM reads whole rows of ld_ columns).
-    __m256i columns[kLanes];
-    for (int l = 0; l < kLanes; ++l) {
-      const __m256i j = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-      const __m256i iw = _mm256_add_epi32(j, _mm256_set1_epi32(int32_t(l < lanes ? iw0[l] : 0)));
-      // 0 <= iw < w and j < kIn (and l a tile): the sign bits of the mask
-      const __m256i in_row = _mm256_andnot_si256(
-          _mm256_cmpgt_epi32(_mm256_setzero_si256(), iw),
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(s.w)), iw));
-      const __m256i in_window = _mm256_cmpgt_epi32(_mm256_set1_epi32(l < lanes ? kIn : 0), j);
-      columns[l] = _mm256_and_si256(in_row, in_window);
-    }
-    for (int64_t c = c0; c < c1; ++c) {
-      for (int i = 0; i < kIn; ++i) {
-        __m256 r[kLanes];
-        for (int l = 0; l < kLanes; ++l) {
-          const int64_t ih = l < lanes ? ih0[l] + i : -1;
-          // (A row inside the plane only; left of its first column the mask keeps the load
-          // within the row.)
-          r[l] = ih >= 0 && ih < s.h
-                     ? _mm256_maskload_ps(x + base[l] + c * plane + ih * s.w + iw0[l], columns[l])
-                     : _mm256_setzero_ps();
-        }
-        transpose8(r);
-        for (int j = 0; j < kIn; ++j) _mm256_store_ps(d + (i * kIn + j) * kLanes, r[j]);
-      }
-#else
     // Lanes past the block's end stay zero (the GEMM reads whole rows of ld_ columns).
     if (lanes < kLanes) std::fill(d, d + kPoints * kLanes, 0.f);
     for (int64_t c = c0; c < c1; ++c) {
@@ -229,7 +195,6 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
           }
         }
       }
-#endif
       // B^T d down the columns, then (B^T d) B along the rows.
       for (int j = 0; j < kIn; ++j)
         input_1d(d + j * kLanes, kIn * kLanes, t + j * kLanes, kIn * kLanes);
@@ -286,7 +251,35 @@ void WinogradConv::output_tiles(const float* mo, int64_t t0, int64_t cols, int64
 void WinogradConv::transform_output(const float* mo, int64_t t0, int64_t cols, int64_t m0,
                                     int64_t m1, const float* b, const float* z, float* y,
                                     const Activation& act) const {
-  // One copy of the loop per epilogue, so that the per-element code has no branches.
+  if (runs_) {
+    const WinogradShape& s = s_;
+    const int64_t plane = s.oh * s.ow;
+    for_each_run(t0, cols, [&](int64_t g, int n, int parts, int64_t image_index, int64_t tr,
+                               int64_t tc) {
+      const int64_t oh0 = tr * kTile, ow0 = tc * kTile;
+      const int64_t first = (image_index * s.m + m0) * plane + oh0 * s.ow + ow0;
+      const f32::WinogradOutputRun r{mo + m0 * ld_ + g,
+                                     ld_,
+                                     s.m * ld_,
+                                     n,
+                                     parts,
+                                     m1 - m0,
+                                     b ? b + m0 : nullptr,
+                                     y + first,
+                                     z ? z + first : nullptr,
+                                     plane,
+                                     s.ow,
+                                     int(std::min<int64_t>(kTile * parts, s.oh - oh0)),
+                                     int(std::min<int64_t>(kTile * n, s.ow - ow0)),
+                                     act.enabled,
+                                     act.lo,
+                                     act.hi};
+      runs_->output(r);
+    });
+    return;
+  }
+  // Without an ISA level's kernels: one copy of the loop per epilogue, so that the per-element
+  // code has no branches.
   auto run = [&](auto residual, auto clamp) {
     const float lo = act.lo, hi = act.hi;
     const int64_t ld = s_.ow;

@@ -9,15 +9,19 @@
 // with the interpolation points 0, +-1, +-2 and infinity. The weights are transformed once at
 // prepare in double precision and packed as 36 PackedWeights [M, C]; a run transforms a
 // block of tiles of the input into 36 matrices [C, tiles], multiplies them, and transforms the
-// 36 products back, adding the bias and the residual and clamping in the same pass.
+// 36 products back, adding the bias and the residual and clamping in the same pass. Both
+// transforms run per ISA level on runs of tiles side by side along a tile row, one tile to a
+// lane (backends/cpu/isa/winograd_rows.cpp); without a level, in scalar code.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/epilogue.h"
+#include "backends/cpu/isa/isa_kernels.h"
 #include "backends/cpu/packed_gemm.h"
 #include "minfer/kernel.h"
 
@@ -72,7 +76,27 @@ class WinogradConv {
   void output_tiles(const float* mo, int64_t t0, int64_t cols, int64_t m0, int64_t m1,
                     const float* b, float* y, const float* z, Store& store) const;
 
+  // Calls f(g, n, parts, image, tile_row, tile_column) for the runs that make up tiles
+  // [t0, t0 + cols): n tiles side by side in each of `parts` consecutive tile rows, at most the
+  // kernels' lanes in all (whole tile rows where several fit: a 14x14 output's rows are 4 tiles,
+  // 4 rows to a zmm); g: the run's first column.
+  template <typename F>
+  void for_each_run(int64_t t0, int64_t cols, F&& f) const {
+    const int64_t lanes = runs_->lanes, tiles_h = tiles_ / tiles_w_;
+    for (int64_t g = 0; g < cols;) {
+      const int64_t t = t0 + g, r = t % tiles_, tr = r / tiles_w_, tc = r % tiles_w_;
+      const int64_t n = std::min({lanes, tiles_w_ - tc, cols - g});
+      const int64_t parts =
+          n == tiles_w_ ? std::min({lanes / tiles_w_, (cols - g) / tiles_w_, tiles_h - tr}) : 1;
+      f(g, int(n), int(parts), t / tiles_, tr, tc);
+      g += n * parts;
+    }
+  }
+
   WinogradShape s_{};
+  // The transforms of the ISA level prepared for, in runs of tiles along a tile row; null
+  // where no level's kernels run (scalar transforms).
+  const f32::WinogradKernels* runs_ = nullptr;
   int64_t tiles_w_ = 0, tiles_ = 0;  // tiles per row of the output plane, per image
   int64_t block_ = 0;                // tiles per GEMM block (the packing's max columns)
   int64_t ld_ = 0;                   // row stride of the transformed blocks (block_, by 8)

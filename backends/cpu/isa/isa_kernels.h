@@ -123,6 +123,43 @@ struct DepthwiseChannelKernels {
   void (*nhwc[2][2])(const DepthwiseNhwc&);
 };
 
+// Winograd F(4x4, 3x3)'s transforms (backends/cpu/winograd.h) for a run of `parts` x n <=
+// lanes tiles, n side by side in each of `parts` consecutive tile rows, over `channels`
+// channels (backends/cpu/isa/winograd_rows.cpp). The 36 values of point p = 6 * row + column
+// of the run's tile l (part l / n) lie at p * point_stride + l.
+struct WinogradInputRun {
+  const float* x;    // the first channel's input plane [h, w]
+  int64_t x_channel;  // floats from one channel's plane to the next
+  int64_t h, w;
+  int64_t ih0, iw0;  // the first tile's 6x6 window corner (may lie in the padding)
+  int n, parts;
+  int64_t channels;
+  float* v;  // the first channel's transformed tiles
+  int64_t v_channel, point_stride;
+  // Whether whole vectors may be stored at v (the lanes past the run's are another run's,
+  // written later, or unused), else only the run's lanes.
+  bool whole_vectors;
+};
+struct WinogradOutputRun {
+  const float* m;  // the first channel's products
+  int64_t m_channel, point_stride;
+  int n, parts;
+  int64_t channels;
+  const float* bias;  // per channel, or null
+  float* y;           // the first tile's first output of the first channel
+  const float* z;     // the residual, laid out as y, or null
+  int64_t y_channel, ld;
+  int rows, cols;  // of the run's 4 * parts x 4n outputs, those inside the plane
+  bool clamp;
+  float lo, hi;
+};
+struct WinogradKernels {
+  Isa isa;
+  int lanes;
+  void (*input)(const WinogradInputRun&);
+  void (*output)(const WinogradOutputRun&);
+};
+
 // The epilogue's smooth activations at one ISA level's width (backends/cpu/isa/activation.cpp).
 struct SmoothActivation {
   Isa isa;
@@ -143,6 +180,7 @@ struct LevelKernels {
   const f32::DepthwisePlanes* depthwise_planes;
   const f32::DepthwiseChannelKernels* depthwise_channels;
   const f32::SmoothActivation* smooth_activation;
+  const f32::WinogradKernels* winograd;
 };
 
 // The tables of the highest compiled level <= `isa` that this CPU runs, or null when there is

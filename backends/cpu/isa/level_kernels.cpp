@@ -11,6 +11,7 @@ extern const f32::MicroKernels kFp32MicroKernels;               // sgemm_micro.c
 extern const f32::DepthwisePlanes kDepthwisePlanes;             // depthwise_plane.cpp
 extern const f32::DepthwiseChannelKernels kDepthwiseChannels;  // depthwise_channels.cpp
 extern const f32::SmoothActivation kSmoothActivation;           // activation.cpp
+extern const f32::WinogradKernels kWinogradKernels;             // winograd_rows.cpp
 
 const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
@@ -18,6 +19,7 @@ const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kFp32MicroKernels,
                                  &kDepthwisePlanes,
                                  &kDepthwiseChannels,
-                                 &kSmoothActivation};
+                                 &kSmoothActivation,
+                                 &kWinogradKernels};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
