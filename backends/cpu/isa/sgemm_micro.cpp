@@ -25,6 +25,20 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
     if constexpr (kMasked) return load_f32(p + kLanes * v, mask[v]);
     return load_f32(p + kLanes * v);
   };
+  // The tile's outputs (and residual) asked for now, to arrive while the products run: a
+  // block of columns writes a piece of every row of Y, more streams than the hardware's
+  // prefetchers follow, and each store missing the cache stalled the tiles after it. (A 1x1
+  // conv of K = 64 to 256 channels of 56x56 with a residual: 1.3-1.7 -> 1.1-1.2 ms; ResNet-50
+  // 3-4 % faster at 1 and 2 threads, Zen 4.)
+#pragma GCC unroll 6
+  for (int i = 0; i < kMr; ++i) {
+    if (i >= o.rows) break;
+#pragma GCC unroll 2
+    for (int v = 0; v < kV; ++v) {
+      __builtin_prefetch(o.y + i * o.ldy + kLanes * v, 1, 3);
+      if (o.z) __builtin_prefetch(o.z + i * o.ldy + kLanes * v, 0, 3);
+    }
+  }
   VF32 acc[kMr][kV];
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i)
