@@ -3,6 +3,10 @@
 #include <Eigen/Core>
 #include <algorithm>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/packed_gemm.h"
@@ -31,6 +35,21 @@ Span valid_span(int64_t offset, int64_t stride, int64_t width, int64_t out_begin
   }
   lo = std::clamp(lo, out_begin, out_end);
   return {lo, std::clamp(hi, lo, out_end)};
+}
+
+// dst[i] = src[2 * i] for i < n: a stride-2 conv's im2col row. (GCC leaves the plain loop
+// scalar; 8 outputs from two loads and two shuffles made the stem's im2col ~3x faster.)
+void copy_even(const float* src, int64_t n, float* dst) {
+  int64_t i = 0;
+#if defined(__AVX2__)
+  for (; i + 8 < n; i += 8) {  // reads src[2i, 2i + 16): the last, 2i + 15 < 2 (n - 1)
+    const __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
+    const __m256 even = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
+    _mm256_storeu_ps(dst + i,
+                     _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xd8)));
+  }
+#endif
+  for (; i < n; ++i) dst[i] = src[2 * i];
 }
 
 bool is_static_f32(const TensorInfo& t) {
@@ -322,8 +341,8 @@ void ConvKernel::im2col(const float* x, int64_t k0, int64_t k1, int64_t p0, int6
           // Rows are short (7 to 112 floats): an inline vector copy beats a memcpy call.
           Eigen::Map<Eigen::ArrayXf>(dst + (lo - ow0), hi - lo) =
               Eigen::Map<const Eigen::ArrayXf>(xrow + lo + offset, hi - lo);
-        } else if (d.sw == 2) {  // a constant stride lets the compiler vectorize the gather
-          for (int64_t ow = lo; ow < hi; ++ow) dst[ow - ow0] = xrow[ow * 2 + offset];
+        } else if (d.sw == 2) {
+          copy_even(xrow + lo * 2 + offset, hi - lo, dst + (lo - ow0));
         } else {
           for (int64_t ow = lo; ow < hi; ++ow) dst[ow - ow0] = xrow[ow * d.sw + offset];
         }
