@@ -3,7 +3,7 @@
 
 Usage: python3 bench/cpu_peers.py [--minfer build/minfer] [--models resnet18,resnet50]
            [--precisions fp32,int8] [--batches 1] [--threads 1,N] [--iterations 30]
-           [--calib DIR] [--markdown]
+           [--rounds 5] [--calib DIR] [--markdown]
 
 Per model (built-in, seeded weights):
   fp32  `minfer export MODEL --opt-level 0` writes the plain ONNX graph;
@@ -11,7 +11,11 @@ Per model (built-in, seeded weights):
 Each file then runs in minfer (`minfer bench FILE --json`), ONNX Runtime (all graph
 optimizations, `threads` intra-op threads) and OpenVINO (CPU plugin, latency hint, f32
 inference precision, `threads` inference threads), interleaved so that machine noise hits all
-three alike. Prints median ms and peer / minfer (below 1: minfer is slower), the CPU model and
+three alike: in each of `rounds` rounds every engine runs iterations / rounds times (after 3
+warm-up runs), the engines' order turning each round. Prints each engine's median over the
+rounds of its per-round medians (ms) and, as peer / minfer (below 1: minfer is slower), the
+median of the per-round ratios (paired: a round that a stalled vCPU slowed counts once), the CPU
+model and
 the variants minfer's kernels chose: the ISA level of the int8 kernels (MINFER_ISA caps it),
 "winograd" for fp32 convs run that way (MINFER_CPU_WINOGRAD=0 turns it off). On a shared machine, repeat the
 run: the load of other processes moves the figures, 2-thread ones most. Needs `pip install onnxruntime openvino numpy` (e.g. in a venv; minfer
@@ -75,13 +79,15 @@ def input_of(path, batch):
     return name, x
 
 
-def ort_ms(path, batch, threads, iterations):
+def ort_runner(path, batch, threads):
+    """A function of n: the median ms of n ONNX Runtime runs (one session for every round)."""
     sess = ort_session(path, threads)
     name, x = input_of(path, batch)
-    return median_ms(lambda: sess.run(None, {name: x}), iterations, warmup=3)
+    return lambda n: median_ms(lambda: sess.run(None, {name: x}), n, warmup=3)
 
 
-def openvino_ms(core, path, batch, threads, iterations):
+def openvino_runner(core, path, batch, threads):
+    """Likewise for OpenVINO (one compiled model and infer request for every round)."""
     model = core.read_model(path)
     name, x = input_of(path, batch)
     model.reshape({name: list(x.shape)})
@@ -91,7 +97,16 @@ def openvino_ms(core, path, batch, threads, iterations):
         "INFERENCE_PRECISION_HINT": "f32",
     })
     req = compiled.create_infer_request()
-    return median_ms(lambda: req.infer({name: x}), iterations, warmup=3)
+    return lambda n: median_ms(lambda: req.infer({name: x}), n, warmup=3)
+
+
+def interleaved(runners, rounds, per_round):
+    """Each runner's per-round medians, the runners taking turns (the first one rotating)."""
+    times = [[] for _ in runners]
+    for r in range(rounds):
+        for i in [(r + j) % len(runners) for j in range(len(runners))]:
+            times[i].append(runners[i](per_round))
+    return times
 
 
 def variants_of(kernels):
@@ -107,7 +122,8 @@ def main():
     ap.add_argument("--precisions", default="fp32,int8")
     ap.add_argument("--batches", default="1")
     ap.add_argument("--threads", default=f"1,{os.cpu_count()}")
-    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--iterations", type=int, default=30, help="timed runs per engine in all")
+    ap.add_argument("--rounds", type=int, default=5, help="turns the engines take")
     ap.add_argument("--calib", default=DEFAULT_CALIB)
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     args = ap.parse_args()
@@ -116,8 +132,11 @@ def main():
     threads_list = sorted({int(t) for t in args.threads.split(",")})
     core = ov.Core()
     print(f"{cpu_model()}, {os.cpu_count()} CPUs; MINFER_ISA={os.environ.get('MINFER_ISA', '(auto)')}")
-    print(f"onnxruntime {ort.__version__}, openvino {ov.__version__}; median of "
-          f"{args.iterations} runs (ms); ratio = peer / minfer (below 1: minfer is slower)")
+    rounds = max(1, args.rounds)
+    per_round = max(1, -(-args.iterations // rounds))
+    print(f"onnxruntime {ort.__version__}, openvino {ov.__version__}; {rounds} rounds of "
+          f"{per_round} runs per engine, the engines interleaved: median of the round medians "
+          f"(ms); ratio = median of the rounds' peer / minfer (below 1: minfer is slower)")
     cols = ["model", "precision", "batch", "threads", "minfer variants", "minfer", "ORT", "OpenVINO",
             "ORT/minfer", "OV/minfer"]
     if args.markdown:
@@ -133,13 +152,20 @@ def main():
             path = files[precision]
             for batch in map(int, args.batches.split(",")):
                 for threads in threads_list:
-                    t_minfer, kernels = minfer_run(args.minfer, path, batch, threads,
-                                                   args.iterations)
-                    t_ort = ort_ms(path, batch, threads, args.iterations)
-                    t_ov = openvino_ms(core, path, batch, threads, args.iterations)
-                    row = [model, precision, batch, threads, variants_of(kernels), f"{t_minfer:.2f}",
-                           f"{t_ort:.2f}", f"{t_ov:.2f}", f"{t_ort / t_minfer:.2f}",
-                           f"{t_ov / t_minfer:.2f}"]
+                    kernels = {}
+
+                    def minfer_ms(n):
+                        ms, k = minfer_run(args.minfer, path, batch, threads, n)
+                        kernels.update(k)
+                        return ms
+
+                    mine, theirs, ovs = interleaved(
+                        [minfer_ms, ort_runner(path, batch, threads),
+                         openvino_runner(core, path, batch, threads)], rounds, per_round)
+                    ratio = lambda peer: float(np.median(np.array(peer) / np.array(mine)))
+                    row = [model, precision, batch, threads, variants_of(kernels),
+                           f"{np.median(mine):.2f}", f"{np.median(theirs):.2f}",
+                           f"{np.median(ovs):.2f}", f"{ratio(theirs):.2f}", f"{ratio(ovs):.2f}"]
                     if args.markdown:
                         print("| " + " | ".join(map(str, row)) + " |", flush=True)
                     else:
