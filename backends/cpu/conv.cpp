@@ -275,8 +275,8 @@ void ConvKernel::run(RunContext& ctx) const {
 }
 
 std::string ConvKernel::variant() const {
-  if (method_ == Method::Winograd)  // "winograd <isa>" where its products run on ConvGemm's tiles
-    return winograd_.gemm_isa() ? std::string("winograd ") + winograd_.gemm_isa() : "winograd";
+  if (method_ == Method::Winograd)  // "winograd <isa>": the level of its transforms (and tiles)
+    return winograd_.isa() ? std::string("winograd ") + winograd_.isa() : "winograd";
   if (method_ == Method::SmallPlane)
     return std::string("small-plane ") + (small_plane_.winograd() ? "winograd " : "") +
            isa_name(small_plane_.isa());

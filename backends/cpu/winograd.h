@@ -56,8 +56,9 @@ class WinogradConv {
   // plans) and returns the workspace floats that one thread needs (a multiple of 16).
   int64_t prepare(PrepareContext& ctx, const WinogradShape& s, const float* weights);
   // y = act(conv(x) + b + z); b and z may be null. workspace: threads x prepare()'s floats.
-  // The ISA level of the products' tiles when they run on ConvGemm's, else null.
-  const char* gemm_isa() const { return u_direct_ ? isa_name((*u_direct_)[0].isa()) : nullptr; }
+  // The ISA level of its kernels: the transforms', which the products' tiles share when they
+  // run on ConvGemm's (else on Eigen's GEMM); null without a level (scalar transforms).
+  const char* isa() const { return runs_ ? isa_name(runs_->isa) : nullptr; }
   void run(const float* x, const float* b, const float* z, float* y, const Activation& act,
            float* workspace, int threads) const;
 

@@ -112,7 +112,7 @@ double check_case(const WinoCase& c, int threads, bool expect_winograd, std::mt1
   const float lo = c.act == 2 ? float(-0.5 * scale) : c.act == 1 ? 0.f : -INFINITY;
   const float hi = c.act == 2 ? float(0.75 * scale) : INFINITY;
   Result r = run_conv(c, in, ys, lo, hi, threads);
-  // "winograd" (or "winograd <isa>" on ConvGemm's tiles); else im2col, or ConvGemm's "direct".
+  // "winograd <isa>" (its transforms' level); else im2col, or ConvGemm's "direct".
   CHECK((r.variant.rfind("winograd", 0) == 0) == expect_winograd);
   double err = 0;
   const float* y = r.y.data<float>();
