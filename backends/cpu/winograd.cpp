@@ -173,7 +173,7 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
       base[l] = n * image;
     }
     alignas(32) float d[kPoints * kLanes], t[kPoints * kLanes], out[kPoints * kLanes];
-    // Lanes past the block's end stay zero (the GEMM reads whole rows of ld_ columns).
+    // Lanes past the block's end: zeros (finite; the GEMM reads only the block's columns).
     if (lanes < kLanes) std::fill(d, d + kPoints * kLanes, 0.f);
     for (int64_t c = c0; c < c1; ++c) {
       for (int l = 0; l < lanes; ++l) {
