@@ -96,6 +96,7 @@ const WinoCase kCases[] = {
     {"residual and Relu, batch 2", {2, 32, 29, 30}, 40, {1, 1, 1, 1}, true, true, 1},
     {"residual and Clip, several tile blocks", {1, 64, 28, 28}, 64, {1, 1, 1, 1}, true, true, 2},
     {"deep input (300 channels), few output channels", {1, 300, 14, 15}, 32, {1, 1, 1, 1}, false, false, 0},
+    {"a wide plane: tile rows of 18 tiles, more than a vector's lanes", {1, 32, 70, 69}, 32, {1, 1, 1, 1}, true, true, 1},
 };
 
 // Runs one case; returns the error relative to the output's scale, and checks the method.
