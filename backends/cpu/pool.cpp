@@ -49,9 +49,9 @@ class PoolKernel final : public Kernel {
     col_taps_.clear();
     for (int64_t j = cols_in_.lo; j < cols_in_.hi; ++j) {
       const int64_t offset = j * dw_ - pad_l_;  // input column = ow * sw + offset
-      const int64_t lo = std::clamp<int64_t>(offset >= 0 ? 0 : ceil_div(-offset, sw_), 0, ow_);
-      const int64_t hi = std::clamp<int64_t>(floor_div(w_ - 1 - offset, sw_) + 1, lo, ow_);
-      col_taps_.push_back({offset, lo, hi});
+      // (The output columns as the "taps" of a window starting at offset, sw apart.)
+      const TapRange out = taps_in(offset, ow_, sw_, 0, w_);
+      col_taps_.push_back({offset, out.lo, out.hi});
     }
     rows_in_.clear();
     for (int64_t o = 0; o < oh_; ++o)
@@ -74,9 +74,12 @@ class PoolKernel final : public Kernel {
     const float* x = ctx.inputs[0]->data<float>();
     float* y = ctx.outputs[0]->data<float>();
     const int64_t work = planes_ * oh_ * ow_ * kh_ * kw_;
-    parallel_for(threads_for(work, ctx.threads), planes_, [&](int64_t plane) {
+    // Equal parts of the planes (equal work each), a row of scratch per part.
+    parallel_region(threads_for(work, ctx.threads), [&](int part, int parts) {
       std::vector<float> rows(static_cast<size_t>(w_));
-      pool_plane(x + plane * h_ * w_, y + plane * oh_ * ow_, rows.data());
+      for (int64_t plane = split_begin(planes_, parts, part);
+           plane < split_begin(planes_, parts, part + 1); ++plane)
+        pool_plane(x + plane * h_ * w_, y + plane * oh_ * ow_, rows.data());
     });
   }
 

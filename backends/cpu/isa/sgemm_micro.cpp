@@ -29,7 +29,7 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
   // block of columns writes a piece of every row of Y, more streams than the hardware's
   // prefetchers follow, and each store missing the cache stalled the tiles after it. (A 1x1
   // conv of K = 64 to 256 channels of 56x56 with a residual: 1.3-1.7 -> 1.1-1.2 ms; ResNet-50
-  // 3-4 % faster at 1 and 2 threads, Zen 4.)
+  // 2-4 % faster at 1 and 2 threads, Zen 4.)
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) {
     if (i >= o.rows) break;
