@@ -83,7 +83,7 @@ int64_t SmallPlaneConv::prepare(PrepareContext& ctx, const Shape& s, const float
           }
           return u;
         });
-    return round_up(s.h * s.w * C, 16) + round_up(16 * winograd_tiles() * C, 16) +
+    return round_up(s.h * s.w * C, 16) + round_up(16 * winograd_tiles() * v_stride(), 16) +
            round_up(16 * winograd_tiles() * M, 16) + round_up(positions() * M, 16);
   }
   w_ = ctx.share<PackedRhs>(std::string("cpu.conv.small_plane.") + isa_name(tiles.isa),
@@ -147,7 +147,7 @@ void SmallPlaneConv::winograd_input(const float* xt, float* v, int threads) cons
         }
       for (int i = 0; i < 4; ++i) {  // (B^T d) B, stored to V_{4i+j}
         float* out[4];
-        for (int j = 0; j < 4; ++j) out[j] = v + ((4 * i + j) * T + t) * C + c0;
+        for (int j = 0; j < 4; ++j) out[j] = v + ((4 * i + j) * T + t) * v_stride() + c0;
         for (int64_t l = 0; l < n; ++l) {
           out[0][l] = r[i][0][l] - r[i][2][l];
           out[1][l] = r[i][1][l] + r[i][2][l];
@@ -166,7 +166,8 @@ void SmallPlaneConv::winograd_products(const float* v, float* mo, int threads) c
   parallel_for(threads_for(16 * T * C * M, threads, int64_t{1} << 20), 16 * slices,
                [&](int64_t task) {
                  const int64_t e = task / slices, j0 = task % slices * kWinogradColumns;
-                 (*u_)[size_t(e)].multiply_columns(v + e * T * C, T, C, mo + e * T * M, M, j0,
+                 (*u_)[size_t(e)].multiply_columns(v + e * T * v_stride(), T, v_stride(),
+                                                   mo + e * T * M, M, j0,
                                                    std::min(M, j0 + kWinogradColumns));
                });
 }
@@ -210,7 +211,7 @@ void SmallPlaneConv::run(const float* x, const float* b, const float* z, float* 
   float* rest = xt + round_up(plane * C, 16);
   float* col = direct_rows_ ? xt : rest;
   float* v = rest;
-  float* mo = winograd_ ? v + round_up(16 * winograd_tiles() * C, 16) : nullptr;
+  float* mo = winograd_ ? v + round_up(16 * winograd_tiles() * v_stride(), 16) : nullptr;
   float* out = winograd_      ? mo + round_up(16 * winograd_tiles() * M, 16)
                : direct_rows_ ? rest
                               : rest + round_up(p * k(), 16);

@@ -69,6 +69,9 @@ class SmallPlaneConv {
   void gather_taps(const float* xt, float* col, int threads) const;
 
   int64_t winograd_tiles() const { return tiles_h_ * tiles_w_; }
+  // The row stride of V_e: a cache line more than C, so that the tiles' rows, which the
+  // product reads side by side, do not fall on the same few L1 sets (C = 512: 2 KB apart).
+  int64_t v_stride() const { return s_.c + 16; }
   // F(2x2, 3x3) in three steps over the channels-last input xt: the 16 matrices V_e [tiles, C]
   // (v: e-major), the products M_e = V_e U_e^T [tiles, M] (mo), and the outputs [p, M] with the
   // bias (out).

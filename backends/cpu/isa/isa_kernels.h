@@ -91,10 +91,21 @@ using ConvRows = void (*)(int64_t k, const float* wp, const float* x, int64_t ld
 // (row r at a + r * lda, read in place) times kc steps of packed B: per step 16 floats at bp
 // for columns 0..15 and, on 16-lane levels, 16 at bp + next_panel for columns 16..31 (the
 // 16-column panels of PackedRhs, two at a time); bp advances 16 floats per step. clamp: null,
-// or {lo, hi} to clamp the sums to (after the bias; a NaN stays NaN, as Clip's).
+// or {lo, hi} to clamp the sums to (after the bias; a NaN stays NaN, as Clip's). ahead: the
+// first tile to read these steps of B (from memory) asks for later ones as it goes.
 using RhsTile = void (*)(int64_t kc, const float* a, int64_t lda, const float* bp,
                          int64_t next_panel, float* c, int64_t ldc, int64_t rows, int64_t cols,
-                         bool first, const float* bias, const float* clamp);
+                         bool first, const float* bias, const float* clamp, bool ahead);
+
+// PackedRhs's tall tile, on 32-register levels: C [rows <= kTallRows, cols <= 16] (= or +=,
+// bias and clamp as RhsTile's) = A's rows times kc steps of one 16-column panel at bp. Each
+// step of B serves every row, so B is read once however many rows there are (RhsTile reads it
+// once per 6 rows), at an even pace, and asked for ahead of use (it comes from memory: the
+// weights of a 7x7 plane's F(2x2, 3x3) products are used by 16 rows each).
+inline constexpr int kTallRows = 16;
+using RhsTall = void (*)(int64_t kc, const float* a, int64_t lda, const float* bp, float* c,
+                         int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias,
+                         const float* clamp);
 
 // The fp32 GEMM tiles of one ISA level (backends/cpu/isa/sgemm_micro.cpp).
 struct MicroKernels {
@@ -103,6 +114,7 @@ struct MicroKernels {
   int nr;  // columns per tile: 2 vectors (16 or 32)
   ConvRows conv_rows;
   RhsTile rhs_tile;
+  RhsTall rhs_tall;  // null on 16-register levels (AVX2)
 };
 
 // The depthwise plane kernels of one ISA level (backends/cpu/isa/depthwise_plane.cpp), by

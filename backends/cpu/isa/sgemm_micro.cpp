@@ -11,6 +11,9 @@ namespace minfer::cpu::MINFER_ISA_NS {
 namespace {
 
 constexpr int kMr = 6, kLanes = kF32Lanes, kNr = 2 * kF32Lanes;
+// How far ahead PackedRhs's tiles ask for B where it streams from memory: 4 KB, 64-256 steps
+// (2 and 8 KB measured the same).
+constexpr int64_t kAheadFloats = 1024;
 
 // ConvGemm's tile: W panel k-major (6 weights per step) times X read in place, kV vectors of
 // columns (1 for a tail of at most one vector). kMasked: fewer columns than that, read and
@@ -111,8 +114,10 @@ void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t 
 // nor stored: a 7x7 plane's 49 rows end in a tile of 1, which 6 rows' FMAs made 9 % of the
 // work; MobileNet v2 and EfficientNet-B0 ran 2.4-4 % faster with 1 and 2 threads of a Zen 4,
 // switch_ab against 6 rows everywhere). The sums are an array indexed by constants only (the
-// loops over rows fully unrolled): they live in registers.
-template <int R>
+// loops over rows fully unrolled): they live in registers. kAhead: B streams from memory (the
+// first row tile to read it): each step asks for the B of a later one. At 6 rows a tile reads
+// B faster than one core's share of memory brings it; the rows after it find B in cache.
+template <int R, bool kAhead>
 void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t next_panel,
               float* c, int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias,
               const float* clamp) {
@@ -123,6 +128,10 @@ void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
   for (int i = 0; i < kMr; ++i) r[i][0] = r[i][1] = zero_f32();
 #pragma GCC unroll 4  // 3-12 % faster on a Zen 3 (fewer loop-control ops between FMAs)
   for (int64_t k = 0; k < kc; ++k, bp += 16) {
+    if constexpr (kAhead) {
+      __builtin_prefetch(bp + kAheadFloats, 0, 3);
+      if (kLanes == 16) __builtin_prefetch(bp + second + kAheadFloats, 0, 3);
+    }
     const VF32 b0 = load_f32(bp), b1 = load_f32(bp + second);
 #pragma GCC unroll 6
     for (int i = 0; i < R; ++i) {
@@ -163,19 +172,65 @@ void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
 
 void rhs_tile(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t next_panel,
               float* c, int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias,
-              const float* clamp) {
+              const float* clamp, bool ahead) {
   using Tile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
                         int64_t, int64_t, bool, const float*, const float*);
-  static constexpr Tile kTiles[kMr] = {rhs_rows<1>, rhs_rows<2>, rhs_rows<3>,
-                                       rhs_rows<4>, rhs_rows<5>, rhs_rows<6>};
-  kTiles[min64(rows, kMr) - 1](kc, a, lda, bp, next_panel, c, ldc, rows, cols, first, bias,
-                               clamp);
+  static constexpr Tile kTiles[2][kMr] = {
+      {rhs_rows<1, false>, rhs_rows<2, false>, rhs_rows<3, false>, rhs_rows<4, false>,
+       rhs_rows<5, false>, rhs_rows<6, false>},
+      {rhs_rows<1, true>, rhs_rows<2, true>, rhs_rows<3, true>, rhs_rows<4, true>,
+       rhs_rows<5, true>, rhs_rows<6, true>}};
+  kTiles[ahead][min64(rows, kMr) - 1](kc, a, lda, bp, next_panel, c, ldc, rows, cols, first,
+                                      bias, clamp);
 }
+
+#if MINFER_ISA_WIDE
+// The tall tile (f32::RhsTall): R rows x one vector, R accumulators (up to 16 of 32 registers).
+template <int R>
+void tall_rows(int64_t kc, const float* a, int64_t lda, const float* bp, float* c, int64_t ldc,
+               int64_t cols, bool first, const float* bias, const float* clamp) {
+  VF32 r[R];
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) r[i] = zero_f32();
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k, bp += 16) {
+    __builtin_prefetch(bp + kAheadFloats, 0, 3);
+    const VF32 b = load_f32(bp);
+#pragma GCC unroll 16
+    for (int i = 0; i < R; ++i) r[i] = fmadd_f32(splat_f32(a[i * lda + k]), b, r[i]);
+  }
+  const MaskF32 mask = first_lanes_f32(int(cols));
+  const VF32 b = bias ? load_f32(bias, mask) : zero_f32();
+  const VF32 vlo = splat_f32(clamp ? clamp[0] : 0.f), vhi = splat_f32(clamp ? clamp[1] : 0.f);
+#pragma GCC unroll 16
+  for (int i = 0; i < R; ++i) {
+    float* ci = c + i * ldc;
+    VF32 v = r[i];
+    if (!first) v = add_f32(v, load_f32(ci, mask));
+    if (bias) v = add_f32(v, b);
+    if (clamp) v = min_f32(vhi, max_f32(vlo, v));  // Clip's NaN behaviour: a NaN stays NaN
+    store_f32(ci, v, mask);
+  }
+}
+
+void rhs_tall(int64_t kc, const float* a, int64_t lda, const float* bp, float* c, int64_t ldc,
+              int64_t rows, int64_t cols, bool first, const float* bias, const float* clamp) {
+  using Tall = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, int64_t,
+                        bool, const float*, const float*);
+  static constexpr Tall kTalls[f32::kTallRows] = {
+      tall_rows<1>,  tall_rows<2>,  tall_rows<3>,  tall_rows<4>,  tall_rows<5>,  tall_rows<6>,
+      tall_rows<7>,  tall_rows<8>,  tall_rows<9>,  tall_rows<10>, tall_rows<11>, tall_rows<12>,
+      tall_rows<13>, tall_rows<14>, tall_rows<15>, tall_rows<16>};
+  kTalls[min64(rows, f32::kTallRows) - 1](kc, a, lda, bp, c, ldc, cols, first, bias, clamp);
+}
+#else
+constexpr f32::RhsTall rhs_tall = nullptr;
+#endif
 
 }  // namespace
 
 extern const f32::MicroKernels kFp32MicroKernels;
 const f32::MicroKernels kFp32MicroKernels{static_cast<Isa>(MINFER_ISA_LEVEL), kMr, kNr, conv_rows,
-                                          rhs_tile};
+                                          rhs_tile, rhs_tall};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
