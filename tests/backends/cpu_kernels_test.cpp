@@ -666,12 +666,14 @@ TEST_CASE("cpu MatMul matches the reference: 1-D, batched, broadcast", "[cpu]") 
     // 16-column panels), K past one depth block (256), N past one slice of 8 panels (128
     // columns), 1-3 threads, and ViT's shapes; rows enough to be split over 2 and 3 threads;
     // slices narrowed until the threads share them evenly (320 columns); 7-16 rows (one tall
-    // tile on AVX-512) with K over three depth blocks.
+    // tile on AVX-512) with K over three depth blocks, and 16 rows 4 KB apart (on one L1 set:
+    // the 6-row tiles).
     const std::vector<std::pair<Shape, Shape>> weights{
         {{2, 3}, {3, 1}},         {{7, 5}, {5, 17}},        {{1, 13, 300}, {300, 33}},
         {{2, 100, 40}, {40, 64}}, {{197, 768}, {768, 40}},  {{1, 50, 513}, {513, 130}},
         {{1, 29, 520}, {520, 300}}, {{197, 64}, {64, 1000}}, {{9, 20}, {20, 80}},
         {{1, 301, 100}, {100, 60}}, {{1, 49, 300}, {300, 320}}, {{1, 16, 600}, {600, 47}},
+        {{16, 1024}, {1024, 20}},
     };
     for (int threads : {1, 2, 3})
       for (const auto& [a, b] : weights)

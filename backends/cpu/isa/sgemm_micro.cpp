@@ -3,6 +3,7 @@
 // 2 vectors (16 columns on ymm, 32 on zmm): 12 accumulators, per step 2 vector loads and 6
 // broadcasts, so 12 FMAs in flight cover the FMA latency on either width. On zmm that leaves
 // 20 of 32 registers unused; its FMAs do twice the work per instruction, which is the gain.
+// There PackedRhs also has a tall tile, up to 16 rows x 1 vector, for products of 7-16 rows.
 #include "backends/cpu/isa/isa_kernels.h"
 #include "backends/cpu/isa/simd.h"
 
