@@ -1,7 +1,8 @@
-"""minfer's and ONNX Runtime's time per layer on one ONNX file, side by side: where a model's
-gap to the peer is.
+"""minfer's and a peer's (ONNX Runtime or OpenVINO) time per layer on one ONNX file, side by
+side: where a model's gap to the peer is.
 
     python bench/layer_times.py MODEL.onnx [--minfer build/minfer] [--threads 1] [--runs 20]
+                                [--peer ort|openvino]
 
 minfer's times come from `minfer bench --profile --json` (median of the profiled runs, step by
 step), ONNX Runtime's from its own profiler (`enable_profiling`: the median over the runs of
@@ -11,6 +12,11 @@ paired by their shapes (output and weight sizes, in execution order: the engines
 nodes differently, ORT after the last node it absorbed); the other nodes are summed by op
 (ORT's layout reorders among them). Both columns are per-run times measured in separate
 passes: use them for where the time goes, and onnx_vs_ort.py --paired for the ratio.
+
+With --peer openvino (needs `pip install openvino`): OpenVINO's CPU plugin (latency hint, f32
+inference precision, as bench/cpu_peers.py) with PERF_COUNT, the median over the runs of each
+executed node's time; its convs and fully connected layers paired with minfer's by the shapes of
+its runtime model (OpenVINO fuses the bias and activations into them, as minfer does).
 """
 import argparse
 import collections
@@ -25,7 +31,9 @@ import onnxruntime as ort
 from bench_common import ort_session
 
 
-HEAVY = ("Conv", "FusedConv", "NhwcConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm")
+HEAVY = ("Conv", "FusedConv", "NhwcConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm", "QConv",
+         "QGemm", "QLinearConv", "QLinearMatMul", "ConvInteger", "MatMulInteger", "Convolution",
+         "GroupConvolution", "FullyConnected")
 ACTIVATIONS = ("QuickGelu", "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
                "FastGelu")
 
@@ -40,11 +48,13 @@ def minfer_steps(exe, path, threads, runs):
             for s in json.loads(out)["profile"]["steps"]}
 
 
-def shape_key(inputs, outputs):
+def shape_key(inputs, outputs, weight=1):
     """(output elements, weight elements): pairs a conv or GEMM with its twin in the other
-    engine, whatever the engines named or fused around it."""
+    engine, whatever the engines named or fused around it. weight: the weight's input index
+    (3 in ORT's QLinearConv and QLinearMatMul, after the input's scale and zero point)."""
     size = lambda shape: int(np.prod(shape)) if shape else 0
-    return (size(outputs[0]) if outputs else 0, size(inputs[1]) if len(inputs) > 1 else 0)
+    return (size(outputs[0]) if outputs else 0,
+            size(inputs[weight]) if len(inputs) > weight else 0)
 
 
 def ort_steps(path, threads, runs):
@@ -84,9 +94,42 @@ def ort_steps(path, threads, runs):
             previous = (name, op)
             times[name].append(e["dur"] / 1e3)
             shapes = lambda key: [list(t.values())[0] for t in e["args"].get(key, [])]
-            info[name] = (e["args"].get("op_name", "?"),
-                          shape_key(shapes("input_type_shape"), shapes("output_type_shape")))
+            info[name] = (op, shape_key(shapes("input_type_shape"), shapes("output_type_shape"),
+                                        3 if op.startswith("QLinear") else 1))
     return {n: (info[n][0], float(np.median(t[-runs:])), info[n][1]) for n, t in times.items()}
+
+
+def openvino_steps(path, threads, runs):
+    """{node name: (layer type, ms, shape key)}: the median over `runs` runs of each executed
+    node's time in OpenVINO's profile."""
+    import openvino as ov  # only for --peer openvino
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(path), "CPU", {
+        "PERF_COUNT": True, "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_PRECISION_HINT": "f32"})
+    request = compiled.create_infer_request()
+    rng = np.random.default_rng(0)
+    feeds = {i.get_any_name(): rng.random([d.get_length() if d.is_static else 1
+                                           for d in i.get_partial_shape()], dtype=np.float32)
+             for i in compiled.inputs}
+    for _ in range(3):
+        request.infer(feeds)
+    times = collections.defaultdict(list)
+    for _ in range(runs):
+        request.infer(feeds)
+        for p in request.get_profiling_info():
+            if p.status == p.Status.EXECUTED:
+                times[p.node_name].append(p.real_time.total_seconds() * 1e3)
+    info = {}
+    for op in compiled.get_runtime_model().get_ordered_ops():
+        rt = op.get_rt_info()
+        dims = lambda port: [d.get_length() for d in port.get_partial_shape()]
+        inputs = [dims(op.input(i)) for i in range(op.get_input_size())]
+        outputs = [dims(op.output(i)) for i in range(op.get_output_size())]
+        kind = rt["layerType"].astype(str) if "layerType" in rt else op.get_type_name()
+        info[op.get_friendly_name()] = (kind, shape_key(inputs, outputs))
+    return {n: (info.get(n, ("?", None))[0], float(np.median(t)), info.get(n, ("?", None))[1])
+            for n, t in times.items()}
 
 
 def main():
@@ -96,14 +139,20 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--top", type=int, default=25, help="layer rows to print, minfer's worst first")
+    ap.add_argument("--peer", choices=("ort", "openvino"), default="ort")
     args = ap.parse_args()
     ours = minfer_steps(args.minfer, args.model, args.threads, args.runs)
-    theirs = ort_steps(args.model, args.threads, args.runs)
+    if args.peer == "openvino":
+        import openvino as ov
+        peer, version = "OpenVINO", f"openvino {ov.__version__}"
+        theirs = openvino_steps(args.model, args.threads, args.runs)
+    else:
+        peer, version = "ORT", f"onnxruntime {ort.__version__}"
+        theirs = ort_steps(args.model, args.threads, args.runs)
     heavy_ours = [(n, v) for n, v in ours.items() if v[0].split(":")[-1].split(" ")[0] in HEAVY]
     heavy_theirs = [(n, v) for n, v in theirs.items() if v[0] in HEAVY]
-    print(f"{os.path.basename(args.model)}, {args.threads} thread(s), onnxruntime "
-          f"{ort.__version__}: per-run sums of the steps, minfer "
-          f"{sum(v[2] for v in ours.values()):.2f} ms, ORT "
+    print(f"{os.path.basename(args.model)}, {args.threads} thread(s), {version}: per-run sums "
+          f"of the steps, minfer {sum(v[2] for v in ours.values()):.2f} ms, {peer} "
           f"{sum(v[1] for v in theirs.values()):.2f} ms")
     pairs, unused = [], list(heavy_theirs)
     for n, v in heavy_ours:  # in order, the first of ORT's nodes with the same shapes
@@ -113,17 +162,17 @@ def main():
             pairs.append(((n, v), twin))
     if len(pairs) < len(heavy_ours):
         print(f"({len(heavy_ours) - len(pairs)} of minfer's conv/GEMM nodes have no twin of the "
-              "same shapes in ORT's profile)")
-    print(f"\n{'minfer node':<44} {'kernel':<26} {'minfer':>7} {'ORT':>7} {'ORT - minfer':>12}  "
-          "ORT node")
+              f"same shapes in {peer}'s profile)")
+    print(f"\n{'minfer node':<44} {'kernel':<26} {'minfer':>7} {peer:>8} "
+          f"{peer + ' - minfer':>17}  {peer} node")
     for (n, (op, kernel, ms, _)), (m, (_, theirs_ms, _)) in sorted(
             pairs, key=lambda p: p[1][1][1] - p[0][1][2])[: args.top]:
-        print(f"{n[-44:]:<44} {kernel[:26]:<26} {ms:7.3f} {theirs_ms:7.3f} "
-              f"{theirs_ms - ms:+12.3f}  {m}")
-    print(f"\nconv/GEMM nodes: minfer {sum(v[2] for _, v in heavy_ours):.2f} ms, ORT "
+        print(f"{n[-44:]:<44} {kernel[:26]:<26} {ms:7.3f} {theirs_ms:8.3f} "
+              f"{theirs_ms - ms:+17.3f}  {m}")
+    print(f"\nconv/GEMM nodes: minfer {sum(v[2] for _, v in heavy_ours):.2f} ms, {peer} "
           f"{sum(v[1] for _, v in heavy_theirs):.2f} ms")
     for label, steps in (("minfer", [(v[0], v[2]) for n, v in ours.items()]),
-                         ("ORT", [(v[0], v[1]) for v in theirs.values()])):
+                         (peer, [(v[0], v[1]) for v in theirs.values()])):
         by_op = collections.defaultdict(float)
         for op, ms in steps:
             if op.split(":")[-1].split(" ")[0] not in HEAVY:
