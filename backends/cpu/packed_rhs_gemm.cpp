@@ -78,39 +78,35 @@ void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, 
     }
     return;
   }
-  if (tiles.rhs_tall && m > kMr && m <= f32::kTallRows && rows_apart_in_l1(m, lda)) {
-    // 7-16 rows: all of them in one tall tile per panel, which reads B once.
-    for (int64_t k0 = 0; k0 < k; k0 += kKc) {
-      const int64_t kc = std::min(kKc, k - k0);
-      const bool last = k0 + kc == k;
-      for (int64_t p = p0; p < p1; ++p) {
-        const int64_t pj = p * kNr;
-        tiles.rhs_tall(kc, a + k0, lda, bp + panel_offset(p, k0, k, n), c + pj, ldc, m,
-                       std::min(kNr, n - pj), k0 == 0, bias && last ? bias + pj : nullptr,
-                       in_tiles && last ? clamp : nullptr);
-      }
-    }
-    if (activate && !in_tiles)
-      for (int64_t i = 0; i < m; ++i) act->apply(c + i * ldc + j0, j1 - j0);
-    return;
-  }
-  const int64_t per_tile = tiles.nr / kNr;  // panels per tile
+  // 7-16 rows: all of them in one tall tile per panel, which reads B once.
+  const bool tall = tiles.rhs_tall && m > kMr && m <= f32::kTallRows && rows_apart_in_l1(m, lda);
+  const int64_t tile_rows = tall ? m : kMr;
+  const int64_t per_tile = tall ? 1 : tiles.nr / kNr;  // panels per tile
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
     const bool last = k0 + kc == k;
-    for (int64_t r0 = 0; r0 < m; r0 += kMr) {
+    for (int64_t r0 = 0; r0 < m; r0 += tile_rows) {
+      const int64_t rows = std::min(tile_rows, m - r0);
       for (int64_t p = p0; p < p1; p += per_tile) {
-        const int64_t pj = p * kNr, cols = std::min({int64_t{tiles.nr}, (p1 - p) * kNr, n - pj});
+        const int64_t pj = p * kNr, cols = std::min({per_tile * kNr, (p1 - p) * kNr, n - pj});
+        const float* tile_a = a + r0 * lda + k0;
+        const float* tile_b = bp + panel_offset(p, k0, k, n);
+        float* tile_c = c + r0 * ldc + pj;
+        const float* tile_bias = bias && last ? bias + pj : nullptr;  // bias and clamp: last
+        const float* tile_clamp = in_tiles && last ? clamp : nullptr;  // block
+        if (tall) {
+          tiles.rhs_tall(kc, tile_a, lda, tile_b, tile_c, ldc, rows, cols, k0 == 0, tile_bias,
+                         tile_clamp);
+          continue;
+        }
         // The next panel of this depth block when the tile covers two (else 0: the same panel
         // again on zmm, its columns not stored).
         const int64_t next_panel = cols > kNr ? kc * kNr : 0;
-        tiles.rhs_tile(kc, a + r0 * lda + k0, lda, bp + panel_offset(p, k0, k, n), next_panel,
-                       c + r0 * ldc + pj, ldc, std::min(kMr, m - r0), cols, k0 == 0,
-                       bias && last ? bias + pj : nullptr,  // bias and clamp: last block
-                       in_tiles && last ? clamp : nullptr, r0 == 0);
+        tiles.rhs_tile(kc, tile_a, lda, tile_b, next_panel, tile_c, ldc, rows, cols, k0 == 0,
+                       tile_bias, tile_clamp, r0 == 0);
       }
       if (activate && !in_tiles && last)  // these rows of the slice are final and in L1
-        for (int64_t i = r0; i < std::min(m, r0 + kMr); ++i) act->apply(c + i * ldc + j0, j1 - j0);
+        for (int64_t i = r0; i < r0 + rows; ++i) act->apply(c + i * ldc + j0, j1 - j0);
     }
   }
 }
