@@ -67,23 +67,28 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
   std::mt19937 rng(42);
   for (cpu::Isa isa : cpu::supported_isas()) {
     cpu::set_isa_cap(isa);
-    for (const QConvShape& cc : kQConvShapes) {
-      for (QConvVariant variant : kQConvVariants) {
-        INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant));
-        Attributes a;
-        std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
-        std::vector<bool> constant{false, true, true};
-        if (variant == QConvVariant::Residual) {
-          add_qconv_residual(in, run_ref("QConv", kMinferDomain, in, a)[0].shape(), rng, a);
-          constant.push_back(false);
-        }
-        Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
-        const bool depthwise = cc.group == cc.c && cc.c == cc.m && cc.c > 1;
-        for (int threads : {1, 2, 3}) {
-          std::string kernel;
-          require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, threads, &kernel),
-                        expect);
-          CHECK(kernel == (depthwise ? "cpu-int8-depthwise" : "cpu-int8-gemm"));
+    // Convs with whole lanes of channels run as implicit GEMMs; off, as im2col GEMMs.
+    for (const char* implicit : {"1", "0"}) {
+      ScopedEnv env("MINFER_CPU_INT8_IMPLICIT", implicit);
+      for (const QConvShape& cc : kQConvShapes) {
+        for (QConvVariant variant : kQConvVariants) {
+          INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant)
+                                  << " implicit " << implicit);
+          Attributes a;
+          std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
+          std::vector<bool> constant{false, true, true};
+          if (variant == QConvVariant::Residual) {
+            add_qconv_residual(in, run_ref("QConv", kMinferDomain, in, a)[0].shape(), rng, a);
+            constant.push_back(false);
+          }
+          Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
+          const bool depthwise = cc.group == cc.c && cc.c == cc.m && cc.c > 1;
+          for (int threads : {1, 2, 3}) {
+            std::string kernel;
+            require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, threads, &kernel),
+                          expect);
+            CHECK(kernel == (depthwise ? "cpu-int8-depthwise" : "cpu-int8-gemm"));
+          }
         }
       }
     }

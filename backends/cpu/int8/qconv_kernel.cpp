@@ -1,7 +1,9 @@
 #include "backends/cpu/int8/qconv_kernel.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
@@ -12,6 +14,13 @@ namespace minfer::cpu {
 namespace {
 
 constexpr int64_t kBlockBytes = 192 * 1024;  // packed activation rows per block: about half an L2
+// The largest padded input copy of the implicit GEMM (beyond it, im2col's bounded blocks).
+constexpr int64_t kMaxPaddedBytes = int64_t{32} << 20;
+
+bool implicit_enabled() {
+  const char* v = std::getenv("MINFER_CPU_INT8_IMPLICIT");
+  return !(v && std::string(v) == "0");
+}
 
 bool static_i8(const TensorInfo& t, size_t rank) {
   return t.present && t.dtype == DType::i8 && t.shape.is_static() && t.shape.rank() == rank;
@@ -119,12 +128,25 @@ void QConvKernel::prepare(PrepareContext& ctx) {
         return packed;
       });
 
+  // The implicit GEMM: each kernel row's taps (kw adjacent pixels of all channels) are whole
+  // lanes of the padded copy; AMX's tiles read one run per row.
+  const int64_t bytes_per_x = 4 / geo.kstep;
+  pad_h_ = (d_.oh - 1) * d_.sh + d_.kh;
+  pad_w_ = (d_.ow - 1) * d_.sw + d_.kw;
+  const int64_t padded_bytes = d_.n * pad_h_ * pad_w_ * d_.c * bytes_per_x;
+  implicit_ = !gemm && !direct_rows_ && contiguous_taps_ && d_.dh == 1 && d_.kh * d_.kw > 1 &&
+              geo.kq_align == 1 && d_.c * bytes_per_x % 4 == 0 &&
+              padded_bytes <= kMaxPaddedBytes && implicit_enabled();
+  threads_ = std::max(1, ctx.threads);
+  if (implicit_) {
+    ctx.workspace_bytes = static_cast<size_t>((padded_bytes + 63) / 64 * 64);
+    return;
+  }
   const int64_t rows = d_.rows();
   const int64_t rows_rounded = (rows + geo.mr - 1) / geo.mr * geo.mr;
   block_rows_ = std::max<int64_t>(geo.mr, kBlockBytes / a_stride_ / geo.mr * geo.mr);
   block_rows_ = std::min(block_rows_, rows_rounded);
   per_thread_bytes_ = static_cast<size_t>((block_rows_ * a_stride_ + 63) / 64 * 64);
-  threads_ = std::max(1, ctx.threads);
   ctx.workspace_bytes = per_thread_bytes_ * threads_;
 }
 
@@ -188,20 +210,100 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
   const q8::RequantParams rq = rq_.params();
   const q8::PackedWeights& pw = packed_->weights[g];
   for (int64_t b = b0; b < b1; ++b) {
-    const int64_t cols = std::min<int64_t>(geo.nr, d_.mg - b * geo.nr);
-    const int64_t c0 = g * d_.mg + b * geo.nr;
     const int32_t* init = packed_->init[g].data() + b * geo.nr;
     for (int64_t r0 = p0; r0 < p1; r0 += geo.mr) {
       const int rows = static_cast<int>(std::min<int64_t>(geo.mr, p1 - r0));
-      geo.micro(a + (r0 - p0) * a_stride_, a_stride_, pw.block(b), kq_, rows, init, c);
-      const int64_t out = r0 * d_.m + c0;
-      if (rq_.int8_out)
-        requant_(rq, c, geo.nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m,
-                 z ? z + out : nullptr);
-      else
-        q8::dequant_tile(rq_, c, geo.nr, rows, c0, cols, static_cast<float*>(y) + out, d_.m);
+      const q8::TileRows tile_rows{a + (r0 - p0) * a_stride_, a_stride_, 0, 1, kq_};
+      geo.micro(tile_rows, pw.block(b), rows, init, c);
+      store_tile(rq, c, rows, r0, g, b, z, y);
     }
   }
+}
+
+void QConvKernel::store_tile(const q8::RequantParams& rq, const int32_t* c, int rows, int64_t p,
+                             int64_t g, int64_t b, const int8_t* z, void* y) const {
+  const int nr = kern_->nr;
+  const int64_t cols = std::min<int64_t>(nr, d_.mg - b * nr);
+  const int64_t c0 = g * d_.mg + b * nr;
+  const int64_t out = p * d_.m + c0;
+  if (rq_.int8_out)
+    requant_(rq, c, nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m, z ? z + out : nullptr);
+  else
+    q8::dequant_tile(rq_, c, nr, rows, c0, cols, static_cast<float*>(y) + out, d_.m);
+}
+
+void QConvKernel::pad_input(const int8_t* x, uint8_t* padded, int threads) const {
+  const int64_t pixel = d_.c * (4 / kern_->kstep), row_bytes = pad_w_ * pixel;
+  const int8_t zero = static_cast<int8_t>(x_zero_point_);  // real 0: padding adds nothing
+  // The padded columns that hold input pixels: [x0, x1).
+  const int64_t x0 = std::min(d_.pad_l, pad_w_), x1 = std::clamp(d_.pad_l + d_.w, x0, pad_w_);
+  parallel_for(threads, d_.n * pad_h_, [&](int64_t r) {
+    const int64_t image = r / pad_h_, iy = r % pad_h_ - d_.pad_t;
+    uint8_t* out = padded + r * row_bytes;
+    if (iy < 0 || iy >= d_.h) return kern_->fill_run(zero, pad_w_ * d_.c, out);
+    if (x0 > 0) kern_->fill_run(zero, x0 * d_.c, out);
+    if (x1 > x0)
+      kern_->pack_runs(x + ((image * d_.h + iy) * d_.w + x0 - d_.pad_l) * d_.c, 0, 1,
+                       (x1 - x0) * d_.c, out + x0 * pixel);
+    if (x1 < pad_w_) kern_->fill_run(zero, (pad_w_ - x1) * d_.c, out + x1 * pixel);
+  });
+}
+
+void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1,
+                           int64_t b0, int64_t b1) const {
+  if (kern_->begin) kern_->begin();
+  const q8::MicroKernels& geo = *kern_;
+  const int64_t pixel = d_.c * (4 / geo.kstep), row_bytes = pad_w_ * pixel;
+  // An output row's pixels in near-equal tiles (56 as 4 x 11 + 12): each tile's pixels are
+  // sw pixels apart in the copy, its kernel rows one row apart.
+  const int tiles = static_cast<int>((d_.ow + geo.mr - 1) / geo.mr);
+  q8::TileRows rows{nullptr, d_.sw * pixel, row_bytes, d_.kh, d_.kw * pixel / 4};
+  alignas(64) int32_t c[q8::kMaxTileInts];
+  const q8::RequantParams rq = rq_.params();
+  const q8::PackedWeights& pw = packed_->weights[0];
+  for (int64_t b = b0; b < b1; ++b) {
+    const int32_t* init = packed_->init[0].data() + b * geo.nr;
+    for (int64_t out_row = y0; out_row < y1; ++out_row) {
+      const int64_t image = out_row / d_.oh, oy = out_row % d_.oh;
+      const uint8_t* first = padded + (image * pad_h_ + oy * d_.sh) * row_bytes;
+      for (int t = 0; t < tiles; ++t) {
+        const int64_t ox = split_begin(d_.ow, tiles, t);
+        const int n = static_cast<int>(split_begin(d_.ow, tiles, t + 1) - ox);
+        rows.a = first + ox * d_.sw * pixel;
+        geo.micro(rows, pw.block(b), n, init, c);
+        store_tile(rq, c, n, out_row * d_.ow + ox, 0, b, z, y);
+      }
+    }
+  }
+}
+
+void QConvKernel::run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded,
+                               int threads) const {
+  pad_input(x, padded, threads);
+  const int64_t out_rows = d_.n * d_.oh, blocks = packed_->weights[0].blocks();
+  // Output rows in blocks whose rows of the copy stay in L2 while every weight block passes.
+  const int64_t row_bytes = pad_w_ * d_.c * (4 / kern_->kstep);
+  int64_t row_blocks = ceil_div(out_rows, std::max<int64_t>(1, kBlockBytes / (d_.sh * row_bytes)));
+  int64_t chunks = 1;
+  if (threads > 1) {
+    // The threads split the output rows, or the channels where that is more even (a 7x7
+    // plane's 7 rows, 4 + 3, against 16 blocks of channels, 8 + 8).
+    auto uneven = [&](int64_t units) { return ceil_div(units, threads) * threads * 1.0 / units; };
+    if (uneven(out_rows) <= uneven(blocks))
+      row_blocks = std::min(out_rows, round_up(row_blocks, threads));
+    else
+      chunks = std::min<int64_t>(blocks, threads);
+  }
+  const int64_t tasks = row_blocks * chunks;
+  parallel_region(threads, [&](int tid, int nt) {
+    for (int64_t t = split_begin(tasks, nt, tid); t < split_begin(tasks, nt, tid + 1); ++t) {
+      const int chunk = static_cast<int>(t % chunks), rb = static_cast<int>(t / chunks);
+      run_rows(padded, z, y, split_begin(out_rows, static_cast<int>(row_blocks), rb),
+               split_begin(out_rows, static_cast<int>(row_blocks), rb + 1),
+               split_begin(blocks, static_cast<int>(chunks), chunk),
+               split_begin(blocks, static_cast<int>(chunks), chunk + 1));
+    }
+  });
 }
 
 void QConvKernel::run(RunContext& ctx) const {
@@ -211,6 +313,7 @@ void QConvKernel::run(RunContext& ctx) const {
   void* y = ctx.outputs[0]->raw();
   uint8_t* ws = static_cast<uint8_t*>(ctx.workspace);
   const int threads = std::clamp(ctx.threads, 1, threads_);
+  if (implicit_) return run_implicit(x, z, y, ws, threads);
   const int64_t rows = d_.rows();
   const int64_t blocks = packed_->weights[0].blocks();
   const int64_t mr = kern_->mr;

@@ -1,8 +1,14 @@
-// CPU kernel of com.minfer:QConv (NHWC) and com.minfer:QGemm: an im2col GEMM over output
-// pixels (rows) x output channels, per group, on the int8 GEMM core (qgemm.h), with the
-// requantize / residual / activation epilogue applied while the tile is in registers' reach.
+// CPU kernel of com.minfer:QConv (NHWC) and com.minfer:QGemm: a GEMM over output pixels
+// (rows) x output channels, per group, on the int8 GEMM core (qgemm.h), with the requantize /
+// residual / activation epilogue applied while the tile is in registers' reach.
 //
-// Rows are processed in blocks whose packed activations fit in L2; each block is packed once
+// Ungrouped, undilated convs of more than one tap whose channels fill whole lanes (a multiple
+// of 4 on the VNNI levels, of 2 on the others; not AMX) are implicit GEMMs:
+// the input is copied once in the packed format (x ^ 0x80, or widened) with its padding
+// around it, and a tile of adjacent output pixels reads each kernel row's taps in place, one
+// run per kernel row (no im2col: int8 ResNet-18's 56x56 3x3 convs spent 9 % of their time
+// gathering it). MINFER_CPU_INT8_IMPLICIT=0 turns this off. The others are im2col GEMMs: rows
+// are processed in blocks whose packed activations fit in L2; each block is packed once
 // (im2col + widening) and multiplied by every weight block of the group. Threads take
 // (row block, group, channel range) tasks; packed weights are made once at prepare.
 #pragma once
@@ -53,10 +59,23 @@ class QConvKernel final : public Kernel {
   void pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t g, uint8_t* out) const;
   void run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1, int64_t g,
                 int64_t b0, int64_t b1, uint8_t* workspace) const;
+  // Writes tile c (rows x nr int32 sums) of output pixels [p, p + rows), channel block b of
+  // group g: requantized to int8 (rq = rq_.params(), plus the residual z) or dequantized.
+  void store_tile(const q8::RequantParams& rq, const int32_t* c, int rows, int64_t p, int64_t g,
+                  int64_t b, const int8_t* z, void* y) const;
+
+  // The implicit GEMM: the padded copy of every image (pad_h_ x pad_w_ pixels), then output
+  // rows [y0, y1) (of n * oh) times channel blocks [b0, b1).
+  void pad_input(const int8_t* x, uint8_t* padded, int threads) const;
+  void run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b0,
+                int64_t b1) const;
+  void run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded, int threads) const;
 
   Dims d_;
-  bool direct_rows_ = false;  // 1x1, stride 1, no padding, one group: rows are the input
-  bool contiguous_taps_ = false;  // dilation 1 along x, one group: a kernel row is one run
+  bool direct_rows_ = false;       // 1x1, stride 1, no padding, one group: rows are the input
+  bool contiguous_taps_ = false;   // dilation 1 along x, one group: a kernel row is one run
+  bool implicit_ = false;          // kernel rows read in place from a padded copy of the input
+  int64_t pad_h_ = 0, pad_w_ = 0;  // that copy's pixels per image (the taps' extent)
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
   q8::RequantTile requant_ = nullptr;       // and its output stage
   struct Packed {

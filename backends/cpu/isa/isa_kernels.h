@@ -18,10 +18,18 @@ struct Activation;         // backends/cpu/epilogue.h
 
 namespace minfer::cpu::q8 {
 
-// C[r * nr + j] = init[j] + sum over k-steps of the packed row a + r * a_stride (kq lanes of
-// 4 bytes) times the packed weight block b (kq lanes x nr channels x 4 bytes), r < rows <= mr.
-using MicroKernel = void (*)(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq,
-                             int rows, const int32_t* init, int32_t* c);
+// A micro-tile's activations: row r's lanes (4 bytes each, in the packed format) are `runs`
+// runs of `run_lanes` lanes, run s at a + r * a_stride + s * run_step. A packed im2col row is
+// one run of kq lanes; in an implicit-GEMM conv each kernel row's taps are one run, read in
+// place from a padded copy of the input (a_stride: the pixels' stride, run_step: its rows').
+struct TileRows {
+  const uint8_t* a;
+  int64_t a_stride, run_step, runs, run_lanes;
+};
+// C[r * nr + j] = init[j] + sum over the lanes of row r (r < rows <= mr) times the packed
+// weight block b (runs * run_lanes lanes x nr channels x 4 bytes).
+using MicroKernel = void (*)(const TileRows& a, const uint8_t* b, int rows, const int32_t* init,
+                             int32_t* c);
 // Packs `runs` runs of n int8 activations, the i-th from x + i * step, into a packed row's
 // elements (4 / kstep bytes each) from the element at `out`, one after another: runs of an
 // im2col row (a kernel row's taps each), written straight into the GEMM's operand.
@@ -35,7 +43,8 @@ struct MicroKernels {
   int mr;            // rows (output pixels) per micro-tile
   int nr;            // output channels per micro-tile and per packed weight block
   int kstep;         // k values per 32-bit lane: 2 (int16 pairs, vpmaddwd) or 4 (vpdpbusd)
-  int kq_align;      // the lanes of a row are a multiple of this (16: whole AMX tiles, else 1)
+  int kq_align;      // the lanes of a row are a multiple of this (16: whole AMX tiles, else 1;
+                     // AMX's micro reads one run per row)
   int32_t a_offset;  // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
   MicroKernel micro;
   PackRuns pack_runs;

@@ -29,9 +29,10 @@ constexpr int kMr = kAmx ? 32 : MINFER_ISA_WIDE ? 12 : 6;
 constexpr int kStep = MINFER_ISA_VNNI ? 4 : 2;
 constexpr int kQuadAlign = kAmx ? 16 : 1;  // k quads per tile row
 
-template <int R>
-void tile(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, const int32_t* init,
-          int32_t* c) {
+// kRuns: more than one run per row (a separate instance: the run loop's registers made the
+// one-run tiles of im2col rows 1-5 % slower on short products).
+template <int R, bool kRuns>
+void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32_t* c) {
   VI32 acc[R][2];
   const VI32 i0 = load_i32(init), i1 = load_i32(init + kI32Lanes);
 #pragma GCC unroll 16
@@ -39,21 +40,26 @@ void tile(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, cons
     acc[r][0] = i0;
     acc[r][1] = i1;
   }
-  for (int64_t q = 0; q < kq; ++q) {
-    const VI32 b0 = load_i32(b + q * kNr * 4);
-    const VI32 b1 = load_i32(b + q * kNr * 4 + kI32Lanes * 4);
+  const int64_t a_stride = rows.a_stride, kq = rows.run_lanes;
+  const uint8_t* a = rows.a;
+  const int64_t runs = kRuns ? rows.runs : 1;
+  for (int64_t s = 0; s < runs; ++s, a += rows.run_step, b += kq * kNr * 4) {
+    for (int64_t q = 0; q < kq; ++q) {
+      const VI32 b0 = load_i32(b + q * kNr * 4);
+      const VI32 b1 = load_i32(b + q * kNr * 4 + kI32Lanes * 4);
 #pragma GCC unroll 16
-    for (int r = 0; r < R; ++r) {
-      int32_t lane;  // 2 int16 or 4 uint8 activations
-      std::memcpy(&lane, a + r * a_stride + q * 4, 4);
-      const VI32 av = splat_i32(lane);
+      for (int r = 0; r < R; ++r) {
+        int32_t lane;  // 2 int16 or 4 uint8 activations
+        std::memcpy(&lane, a + r * a_stride + q * 4, 4);
+        const VI32 av = splat_i32(lane);
 #if MINFER_ISA_VNNI
-      acc[r][0] = dot4_u8i8(acc[r][0], av, b0);
-      acc[r][1] = dot4_u8i8(acc[r][1], av, b1);
+        acc[r][0] = dot4_u8i8(acc[r][0], av, b0);
+        acc[r][1] = dot4_u8i8(acc[r][1], av, b1);
 #else
-      acc[r][0] = madd_i16(acc[r][0], av, b0);
-      acc[r][1] = madd_i16(acc[r][1], av, b1);
+        acc[r][0] = madd_i16(acc[r][0], av, b0);
+        acc[r][1] = madd_i16(acc[r][1], av, b1);
 #endif
+      }
     }
   }
 #pragma GCC unroll 16
@@ -64,16 +70,15 @@ void tile(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, cons
 }
 
 // tile<rows> for a run-time rows in [1, R].
-template <int R>
-void tile_rows(int rows, const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq,
-               const int32_t* init, int32_t* c) {
+template <int R, bool kRuns>
+void tile_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
   if constexpr (R == 1) {
-    tile<1>(a, a_stride, b, kq, init, c);
+    tile<1, kRuns>(a, b, init, c);
   } else {
     if (rows >= R)
-      tile<R>(a, a_stride, b, kq, init, c);
+      tile<R, kRuns>(a, b, init, c);
     else
-      tile_rows<R - 1>(rows, a, a_stride, b, kq, init, c);
+      tile_rows<R - 1, kRuns>(rows, a, b, init, c);
   }
 }
 
@@ -97,10 +102,13 @@ void begin_tiles() {
 }
 
 // All 32 rows of A are read (the caller's row buffers hold whole tiles); rows past `rows` are
-// computed and stored but not used. Each A and B tile serves two products.
-void micro(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, int rows,
-           const int32_t* init, int32_t* c) {
+// computed and stored but not used. Each A and B tile serves two products. One run per row:
+// the caller packs im2col rows at this level (kq_align 16).
+void micro(const q8::TileRows& rows_of_a, const uint8_t* b, int rows, const int32_t* init,
+           int32_t* c) {
   (void)rows;
+  const uint8_t* a = rows_of_a.a;
+  const int64_t a_stride = rows_of_a.a_stride, kq = rows_of_a.run_lanes;
   alignas(64) int32_t start[2][16 * 16];  // init's two halves, one per row of a C tile
   for (int j = 0; j < 2; ++j)
     for (int r = 0; r < 16; ++r) std::memcpy(start[j] + r * 16, init + 16 * j, 64);
@@ -125,9 +133,11 @@ void micro(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, int
   _tile_stored(3, c + 16 * kNr + 16, b_row);
 }
 #else
-void micro(const uint8_t* a, int64_t a_stride, const uint8_t* b, int64_t kq, int rows,
-           const int32_t* init, int32_t* c) {
-  tile_rows<kMr>(rows, a, a_stride, b, kq, init, c);
+void micro(const q8::TileRows& a, const uint8_t* b, int rows, const int32_t* init, int32_t* c) {
+  if (a.runs == 1)
+    tile_rows<kMr, false>(rows, a, b, init, c);
+  else
+    tile_rows<kMr, true>(rows, a, b, init, c);
 }
 constexpr void (*begin_tiles)() = nullptr;
 #endif
