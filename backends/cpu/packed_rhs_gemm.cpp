@@ -82,12 +82,32 @@ void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, 
   const bool tall = tiles.rhs_tall && m > kMr && m <= f32::kTallRows && rows_apart_in_l1(m, lda);
   const int64_t tile_rows = tall ? m : kMr;
   const int64_t per_tile = tall ? 1 : tiles.nr / kNr;  // panels per tile
+  const int64_t panels = (n + kNr - 1) / kNr, row_tiles = (m + tile_rows - 1) / tile_rows;
+  const int64_t shares = row_tiles * ((p1 - p0 + per_tile - 1) / per_tile);  // tile calls
   for (int64_t k0 = 0; k0 < k; k0 += kKc) {
     const int64_t kc = std::min(kKc, k - k0);
     const bool last = k0 + kc == k;
+    // The B the tiles read next (this slice's next depth block, or the next slice's first),
+    // asked into L2 a share per tile call: the first row tile reads B from memory faster than
+    // one core's share of it arrives, the others read it from L2, so without this the product
+    // waited on memory for a ninth of the time (a 7x7 plane's 49 rows). ResNet-50's 7x7 convs
+    // on these tiles 4-6 % faster at 1 thread, 2-5 % at 2 (Zen 4).
+    const float* next_b = nullptr;
+    int64_t next_floats = 0;
+    if (row_tiles > 1 && !last) {
+      next_b = bp + panel_offset(p0, k0 + kc, k, n);
+      next_floats = (p1 - p0) * std::min(kKc, k - k0 - kc) * kNr;
+    } else if (row_tiles > 1 && p1 < panels) {
+      next_b = bp + panel_offset(p1, 0, k, n);
+      next_floats = (std::min(panels, 2 * p1 - p0) - p1) * std::min(kKc, k) * kNr;
+    }
     for (int64_t r0 = 0; r0 < m; r0 += tile_rows) {
       const int64_t rows = std::min(tile_rows, m - r0);
       for (int64_t p = p0; p < p1; p += per_tile) {
+        const int64_t share = r0 / tile_rows * (shares / row_tiles) + (p - p0) / per_tile;
+        for (int64_t f = next_floats * share / shares / 16 * 16;
+             f < next_floats * (share + 1) / shares; f += 16)
+          __builtin_prefetch(next_b + f, 0, 2);  // a cache line each
         const int64_t pj = p * kNr, cols = std::min({per_tile * kNr, (p1 - p) * kNr, n - pj});
         const float* tile_a = a + r0 * lda + k0;
         const float* tile_b = bp + panel_offset(p, k0, k, n);
