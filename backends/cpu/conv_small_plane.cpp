@@ -15,7 +15,7 @@ namespace minfer::cpu {
 namespace {
 
 constexpr int64_t kMaxPositions = 64, kMinChannels = 64, kLanes = 16;
-constexpr int64_t kMinProductsPerMove = 384;  // see pays()
+constexpr int64_t kMinProductsPerMove = 300;  // see pays()
 constexpr int64_t kBlock = 16;  // the transposes' square blocks
 
 // dst [cols, rows] = src [rows, cols]^T (row strides ld_src and ld_dst), by square blocks.
@@ -45,7 +45,7 @@ bool SmallPlaneConv::pays(const Shape& s, int64_t tile_columns) {
   const int64_t p = s.oh * s.ow;
   const int64_t k = s.c * s.kh * s.kw, moved = s.c * s.h * s.w + s.m * p;
   return p <= kMaxPositions && p % tile_columns != 0 && s.m >= kMinChannels &&
-         s.m % kLanes == 0 && k >= s.m && k * s.m * p >= kMinProductsPerMove * moved;
+         s.m % kLanes == 0 && k * s.m * p >= kMinProductsPerMove * moved;
 }
 
 bool SmallPlaneConv::winograd_pays(const Shape& s) {

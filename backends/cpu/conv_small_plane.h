@@ -45,8 +45,9 @@ class SmallPlaneConv {
   // 16-lane vectors, and enough products to pay for moving the input to channels-last and the
   // output back. Measured on a Zen 4 (in-model, in-process A/B): ResNet's 3x3 convs (4608
   // multiply-adds per moved value) and ResNet-50's 2048 -> 512 1x1 (500) ran 5-20 % faster;
-  // its 1x1 convs to 2048 channels (K = 512, 1024) and EfficientNet-B0's 1152 -> 192 (190)
-  // 2-3 % slower. Hence K >= M and at least 384 multiply-adds per moved value.
+  // EfficientNet-B0's 1152 -> 192 (165) 2-3 % slower. Its 1x1 convs to 2048 channels (K = 512:
+  // 410; K = 1024 at stride 2: 341) were 2-3 % slower too until PackedRhs asked for B ahead of
+  // its row tiles; now 3-6 % faster. Hence at least 300 multiply-adds per moved value.
   static bool pays(const Shape& s, int64_t tile_columns);
   // Whether a conv that pays() runs as F(2x2, 3x3): 3x3 stride 1, at least a third fewer
   // multiplications, Winograd not turned off (MINFER_CPU_WINOGRAD=0).

@@ -200,10 +200,17 @@ TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes 
   CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(512, 8, 8), 32));    // whole tiles already
   CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(40, 7, 7), 32));     // channels: not whole vectors
   CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(32, 7, 7), 32));     // too few channels
-  S wide = shape(2048, 7, 7);
-  wide.c = 512;
-  wide.kh = wide.kw = 1;
-  CHECK_FALSE(cpu::SmallPlaneConv::pays(wide, 32));  // K = 512 < M = 2048
+  // 1x1 convs: enough multiply-adds per moved value (see pays()), or not.
+  auto pointwise = [&](int64_t c, int64_t m) {
+    S s = shape(m, 7, 7);
+    s.c = c;
+    s.kh = s.kw = 1;
+    return cpu::SmallPlaneConv::pays(s, 32);
+  };
+  CHECK(pointwise(512, 2048));        // ResNet-50's expansions: 410
+  CHECK(pointwise(2048, 512));        // and reductions: 410
+  CHECK_FALSE(pointwise(1152, 192));  // EfficientNet-B0's projection: 165
+  CHECK_FALSE(pointwise(320, 1280));  // MobileNet v2's last conv: 256
 }
 
 }  // namespace minfer
