@@ -55,8 +55,8 @@ inline constexpr QConvShape kQConvShapes[] = {
     // of several tiles, batch > 1; stride 2; an input column no tap reads; 5x5; a plane
     // whose rows the threads cannot split evenly (they split the channels)
     {2, 16, 30, 8, 40, 3, 3, 1, 1, 1, 1}, {1, 14, 14, 12, 64, 3, 3, 2, 1, 1, 1},
-    {1, 10, 10, 16, 32, 3, 3, 2, 0, 1, 1}, {1, 9, 13, 4, 16, 5, 5, 1, 2, 1, 1},
-    {3, 3, 3, 4, 64, 3, 3, 1, 1, 1, 1},
+    {1, 10, 20, 16, 32, 3, 3, 2, 0, 1, 1}, {1, 9, 13, 4, 16, 5, 5, 1, 2, 1, 1},
+    {3, 3, 5, 4, 64, 3, 3, 1, 1, 1, 1},
     // depthwise (the depthwise kernel): channel counts around the 8-lane vectors, strides,
     // 5x5, dilation, a plane smaller than the kernel
     {2, 7, 9, 24, 24, 3, 3, 1, 1, 24, 1}, {1, 14, 13, 33, 33, 3, 3, 2, 1, 33, 1},

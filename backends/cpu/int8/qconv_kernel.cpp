@@ -134,8 +134,14 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   pad_h_ = (d_.oh - 1) * d_.sh + d_.kh;
   pad_w_ = (d_.ow - 1) * d_.sw + d_.kw;
   const int64_t padded_bytes = d_.n * pad_h_ * pad_w_ * d_.c * bytes_per_x;
+  // Its tiles stay within an output row. On the VNNI levels each accumulator is a chain of
+  // dependent vpdpbusd (latency 4-5): a tile of fewer than 5 rows (10 chains) waits on them,
+  // as the 256-bit level's 6-row tiles would cut a 7x7 plane's rows (4 + 3; int8 ResNet-18
+  // slower at avxvnni on a Xeon). im2col's tiles run on across output rows.
+  const int64_t row_tiles = (d_.ow + geo.mr - 1) / geo.mr;
+  const bool chains_covered = geo.kstep == 2 || d_.ow / row_tiles >= 5;
   implicit_ = !gemm && !direct_rows_ && contiguous_taps_ && d_.dh == 1 && d_.kh * d_.kw > 1 &&
-              geo.kq_align == 1 && d_.c * bytes_per_x % 4 == 0 &&
+              geo.kq_align == 1 && d_.c * bytes_per_x % 4 == 0 && chains_covered &&
               padded_bytes <= kMaxPaddedBytes && implicit_enabled();
   threads_ = std::max(1, ctx.threads);
   if (implicit_) {
