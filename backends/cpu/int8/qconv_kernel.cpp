@@ -92,10 +92,35 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   requant_ = q8::requant_kernels(kern_->isa).tile;
   const q8::MicroKernels& geo = *kern_;
   const int64_t K = d_.k();
-  kq_ = q8::k_steps(geo, K);
-  a_stride_ = kq_ * 4;
 
-  // Weights per group as [mg][K], k = (ky * kw + kx) * cg + c: the order of NHWC taps.
+  // The implicit GEMM: each kernel row's taps (kw adjacent pixels of all channels) are one
+  // run of the padded copy, in whole lanes: where a run ends inside a lane (a stem's 7 x 3
+  // channels, 21 bytes), its weights are padded with zeros to the lane's end, and the lane
+  // reads the next pixel's first bytes to no effect. AMX's tiles read one run per row.
+  const int64_t bytes_per_x = 4 / geo.kstep;
+  pad_h_ = (d_.oh - 1) * d_.sh + d_.kh;
+  pad_w_ = (d_.ow - 1) * d_.sw + d_.kw;
+  const int64_t padded_bytes = d_.n * pad_h_ * pad_w_ * d_.c * bytes_per_x;
+  run_lanes_ = (d_.kw * d_.cg * bytes_per_x + 3) / 4;
+  // Its tiles stay within an output row. On the VNNI levels each accumulator is a chain of
+  // dependent vpdpbusd (latency 4-5): a tile of fewer than 5 rows (10 chains) waits on them,
+  // as the 256-bit level's 6-row tiles would cut a 7x7 plane's rows (4 + 3; int8 ResNet-18
+  // slower at avxvnni on a Xeon). im2col's tiles run on across output rows.
+  const int64_t row_tiles = (d_.ow + geo.mr - 1) / geo.mr;
+  const bool chains_covered = geo.kstep == 2 || d_.ow / row_tiles >= 5;
+  // Padded runs add work: at most a fifth more lanes than im2col's rows (the stem: 42 for 37).
+  const bool few_pad_lanes = 5 * d_.kh * run_lanes_ <= 6 * q8::k_steps(geo, K);
+  implicit_ = !gemm && !direct_rows_ && contiguous_taps_ && d_.dh == 1 && d_.kh * d_.kw > 1 &&
+              geo.kq_align == 1 && few_pad_lanes && chains_covered &&
+              padded_bytes <= kMaxPaddedBytes && implicit_enabled();
+  // Weight rows of k_row values per kernel row: kw * cg, or whole lanes of them.
+  const int64_t k_row = implicit_ ? run_lanes_ * geo.kstep : d_.kw * d_.cg;
+  const int64_t k_packed = d_.kh * k_row;
+  kq_ = q8::k_steps(geo, k_packed);
+  a_stride_ = kq_ * 4;
+  padded_bytes_ = padded_bytes;
+
+  // Weights per group as [mg][k_packed], k = ky * k_row + kx * cg + c: the order of NHWC taps.
   const int8_t* wp = w.data<int8_t>();
   const Tensor* bias =
       ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant : nullptr;
@@ -107,16 +132,17 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   const size_t bytes = size_t(d.m) * size_t(kq_ * 4 + 8);
   packed_ = ctx.share<Packed>(
       std::string("cpu.qconv.isa.") + isa_name(active_isa()) + ".x" +
-          std::to_string(x_zero_point_),
+          std::to_string(x_zero_point_) + ".k" + std::to_string(k_packed),
       bytes, [&] {
         auto packed = std::make_shared<Packed>();
-        std::vector<int8_t> wg(static_cast<size_t>(d.mg * K));
+        std::vector<int8_t> wg(static_cast<size_t>(d.mg * k_packed), 0);
         for (int64_t g = 0; g < d.group; ++g) {
           for (int64_t j = 0; j < d.mg; ++j)
             for (int64_t c = 0; c < d.cg; ++c)
               for (int64_t t = 0; t < taps; ++t)
-                wg[j * K + t * d.cg + c] = wp[((g * d.mg + j) * d.cg + c) * taps + t];
-          packed->weights.emplace_back(geo, wg.data(), d.mg, K);
+                wg[j * k_packed + t / d.kw * k_row + t % d.kw * d.cg + c] =
+                    wp[((g * d.mg + j) * d.cg + c) * taps + t];
+          packed->weights.emplace_back(geo, wg.data(), d.mg, k_packed);
           const q8::PackedWeights& pw = packed->weights.back();
           std::vector<int32_t> init(static_cast<size_t>(pw.blocks() * nr), 0);
           for (int64_t j = 0; j < d.mg; ++j) {
@@ -128,24 +154,9 @@ void QConvKernel::prepare(PrepareContext& ctx) {
         return packed;
       });
 
-  // The implicit GEMM: each kernel row's taps (kw adjacent pixels of all channels) are whole
-  // lanes of the padded copy; AMX's tiles read one run per row.
-  const int64_t bytes_per_x = 4 / geo.kstep;
-  pad_h_ = (d_.oh - 1) * d_.sh + d_.kh;
-  pad_w_ = (d_.ow - 1) * d_.sw + d_.kw;
-  const int64_t padded_bytes = d_.n * pad_h_ * pad_w_ * d_.c * bytes_per_x;
-  // Its tiles stay within an output row. On the VNNI levels each accumulator is a chain of
-  // dependent vpdpbusd (latency 4-5): a tile of fewer than 5 rows (10 chains) waits on them,
-  // as the 256-bit level's 6-row tiles would cut a 7x7 plane's rows (4 + 3; int8 ResNet-18
-  // slower at avxvnni on a Xeon). im2col's tiles run on across output rows.
-  const int64_t row_tiles = (d_.ow + geo.mr - 1) / geo.mr;
-  const bool chains_covered = geo.kstep == 2 || d_.ow / row_tiles >= 5;
-  implicit_ = !gemm && !direct_rows_ && contiguous_taps_ && d_.dh == 1 && d_.kh * d_.kw > 1 &&
-              geo.kq_align == 1 && d_.c * bytes_per_x % 4 == 0 && chains_covered &&
-              padded_bytes <= kMaxPaddedBytes && implicit_enabled();
   threads_ = std::max(1, ctx.threads);
-  if (implicit_) {
-    ctx.workspace_bytes = static_cast<size_t>((padded_bytes + 63) / 64 * 64);
+  if (implicit_) {  // (and a line past the end for the last pixel's last lane)
+    ctx.workspace_bytes = static_cast<size_t>((padded_bytes + 127) / 64 * 64);
     return;
   }
   const int64_t rows = d_.rows();
@@ -253,6 +264,7 @@ void QConvKernel::pad_input(const int8_t* x, uint8_t* padded, int threads) const
                        (x1 - x0) * d_.c, out + x0 * pixel);
     if (x1 < pad_w_) kern_->fill_run(zero, (pad_w_ - x1) * d_.c, out + x1 * pixel);
   });
+  std::memset(padded + padded_bytes_, 0, 64);  // what the last pixel's last lane reads past it
 }
 
 void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1,
@@ -263,7 +275,7 @@ void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int6
   // An output row's pixels in near-equal tiles (56 as 4 x 11 + 12): each tile's pixels are
   // sw pixels apart in the copy, its kernel rows one row apart.
   const int tiles = static_cast<int>((d_.ow + geo.mr - 1) / geo.mr);
-  q8::TileRows rows{nullptr, d_.sw * pixel, row_bytes, d_.kh, d_.kw * pixel / 4};
+  q8::TileRows rows{nullptr, d_.sw * pixel, row_bytes, d_.kh, run_lanes_};
   alignas(64) int32_t c[q8::kMaxTileInts];
   const q8::RequantParams rq = rq_.params();
   const q8::PackedWeights& pw = packed_->weights[0];

@@ -2,15 +2,16 @@
 // (rows) x output channels, per group, on the int8 GEMM core (qgemm.h), with the requantize /
 // residual / activation epilogue applied while the tile is in registers' reach.
 //
-// Ungrouped, undilated convs of more than one tap whose channels fill whole lanes (a multiple
-// of 4 on the VNNI levels, of 2 on the others; not AMX) are implicit GEMMs:
+// Ungrouped, undilated convs of more than one tap (not on AMX) are implicit GEMMs:
 // the input is copied once in the packed format (x ^ 0x80, or widened) with its padding
 // around it, and a tile of adjacent output pixels reads each kernel row's taps in place, one
 // run per kernel row (no im2col: int8 ResNet-18's 56x56 3x3 convs spent 9 % of their time
-// gathering it). MINFER_CPU_INT8_IMPLICIT=0 turns this off. The others are im2col GEMMs: rows
-// are processed in blocks whose packed activations fit in L2; each block is packed once
-// (im2col + widening) and multiplied by every weight block of the group. Threads take
-// (row block, group, channel range) tasks; packed weights are made once at prepare.
+// gathering it, its 7x7 stem on 3 channels 24 %). MINFER_CPU_INT8_IMPLICIT=0 turns this off
+// (prepare() has the exceptions: too short tiles, too much lane padding, too large a copy).
+// The others are im2col GEMMs: rows are processed in blocks whose packed activations fit in
+// L2; each block is packed once (im2col + widening) and multiplied by every weight block of
+// the group. Threads take (row block, group, channel range) tasks; packed weights are made
+// once at prepare.
 #pragma once
 
 #include <cstdint>
@@ -76,6 +77,8 @@ class QConvKernel final : public Kernel {
   bool contiguous_taps_ = false;   // dilation 1 along x, one group: a kernel row is one run
   bool implicit_ = false;          // kernel rows read in place from a padded copy of the input
   int64_t pad_h_ = 0, pad_w_ = 0;  // that copy's pixels per image (the taps' extent)
+  int64_t padded_bytes_ = 0;       // the copy's size (all images)
+  int64_t run_lanes_ = 0;          // lanes per kernel row (whole, and padded where they end)
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
   q8::RequantTile requant_ = nullptr;       // and its output stage
   struct Packed {
