@@ -1,9 +1,9 @@
 // CPU kernel of com.minfer:QConv (NHWC) for depthwise convolutions (one input and one output
 // channel per group: MobileNet, EfficientNet). The GEMM kernel would run one tiny GEMM per
 // channel; here each output pixel accumulates its taps across all channels at once (channels
-// are the contiguous NHWC axis, so the loop vectorizes), and a row of pixels goes through the
-// same requantize epilogue as the GEMM kernel's tiles (requant.h): equal bit for bit to the
-// reference.
+// are the contiguous NHWC axis: 4 vectors of 8 channels summed in registers over the pixel's
+// in-image taps), and a row of pixels goes through the same requantize epilogue as the GEMM
+// kernel's tiles (requant.h): equal bit for bit to the reference.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +26,9 @@ class QDepthwiseKernel final : public Kernel {
 
  private:
   // Output rows [r0, r1) of the batch (row r = image r / oh, output row r % oh).
+  // scratch: this thread's per_thread_bytes_ of the workspace.
   void run_rows(const int8_t* x, const int8_t* z, void* y, int64_t r0, int64_t r1,
-                int32_t* acc) const;
+                void* scratch) const;
 
   int64_t n_ = 1, h_ = 1, w_ = 1, c_ = 1, oh_ = 1, ow_ = 1;
   int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pad_t_ = 0, pad_l_ = 0;
@@ -37,6 +38,8 @@ class QDepthwiseKernel final : public Kernel {
   q8::Requant rq_;
   q8::RequantTile requant_ = nullptr;  // rq_'s int8 output at the ISA level
   int threads_ = 1;
+  size_t per_thread_bytes_ = 0;  // a thread's workspace: a row's sums, its pixels' tap list
+  size_t sums_bytes() const { return (size_t(ow_ * c_) * sizeof(int32_t) + 63) / 64 * 64; }
 };
 
 }  // namespace minfer::cpu
