@@ -138,8 +138,7 @@ MINFER_TARGET_AVX2 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t
         for (int64_t kx = 0; kx < kw_; ++kx) {
           const int64_t ix = ox * sw_ - pad_l_ + kx * dw_;
           if (ix < 0 || ix >= w_) continue;
-          taps[found++] = {image + (iy * w_ + ix) * c,
-                                   weights_.data() + (ky * kw_ + kx) * c};
+          taps[found++] = {image + (iy * w_ + ix) * c, weights_.data() + (ky * kw_ + kx) * c};
         }
       }
       pixel_sums(taps, found, x_zero_point_, bias_.data(), c, acc + ox * c);
