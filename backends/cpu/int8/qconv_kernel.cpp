@@ -250,7 +250,7 @@ void QConvKernel::store_tile(const q8::RequantParams& rq, const int32_t* c, int 
 }
 
 void QConvKernel::pad_input(const int8_t* x, uint8_t* padded, int threads) const {
-  const int64_t pixel = d_.c * (4 / kern_->kstep), row_bytes = pad_w_ * pixel;
+  const int64_t pixel = pixel_bytes(), row_bytes = pad_w_ * pixel;
   const int8_t zero = static_cast<int8_t>(x_zero_point_);  // real 0: padding adds nothing
   // The padded columns that hold input pixels: [x0, x1).
   const int64_t x0 = std::min(d_.pad_l, pad_w_), x1 = std::clamp(d_.pad_l + d_.w, x0, pad_w_);
@@ -271,7 +271,7 @@ void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int6
                            int64_t b0, int64_t b1) const {
   if (kern_->begin) kern_->begin();
   const q8::MicroKernels& geo = *kern_;
-  const int64_t pixel = d_.c * (4 / geo.kstep), row_bytes = pad_w_ * pixel;
+  const int64_t pixel = pixel_bytes(), row_bytes = pad_w_ * pixel;
   // An output row's pixels in near-equal tiles (56 as 4 x 11 + 12): each tile's pixels are
   // sw pixels apart in the copy, its kernel rows one row apart.
   const int tiles = static_cast<int>((d_.ow + geo.mr - 1) / geo.mr);
@@ -300,7 +300,7 @@ void QConvKernel::run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_
   pad_input(x, padded, threads);
   const int64_t out_rows = d_.n * d_.oh, blocks = packed_->weights[0].blocks();
   // Output rows in blocks whose rows of the copy stay in L2 while every weight block passes.
-  const int64_t row_bytes = pad_w_ * d_.c * (4 / kern_->kstep);
+  const int64_t row_bytes = pad_w_ * pixel_bytes();
   int64_t row_blocks = ceil_div(out_rows, std::max<int64_t>(1, kBlockBytes / (d_.sh * row_bytes)));
   int64_t chunks = 1;
   if (threads > 1) {

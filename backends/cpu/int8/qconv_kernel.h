@@ -68,6 +68,7 @@ class QConvKernel final : public Kernel {
   // The implicit GEMM: the padded copy of every image (pad_h_ x pad_w_ pixels), then output
   // rows [y0, y1) (of n * oh) times channel blocks [b0, b1).
   void pad_input(const int8_t* x, uint8_t* padded, int threads) const;
+  int64_t pixel_bytes() const { return d_.c * (4 / kern_->kstep); }  // a pixel of the copy
   void run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b0,
                 int64_t b1) const;
   void run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded, int threads) const;
