@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """minfer against its CPU peers, ONNX Runtime and OpenVINO, in one run on the same ONNX files.
 
-Usage: python3 bench/cpu_peers.py [--minfer build/minfer] [--models resnet18,resnet50]
+Usage: python3 bench/cpu_peers.py [--minfer build/minfer] [--models resnet18,resnet50,FILE.onnx]
            [--precisions fp32,int8] [--batches 1] [--threads 1,N] [--iterations 30]
            [--rounds 5] [--calib DIR] [--markdown]
 
-Per model (built-in, seeded weights):
+Per model (built-in, seeded weights; or an ONNX file, itself the fp32 file):
   fp32  `minfer export MODEL --opt-level 0` writes the plain ONNX graph;
   int8  `minfer quantize MODEL` (16 calibration photos) writes the QDQ graph.
 Each file then runs in minfer (`minfer bench FILE --json`), ONNX Runtime (all graph
@@ -51,14 +51,20 @@ def cpu_model():
 
 
 def make_files(exe, model, calib, tmp, precisions):
+    """The fp32 and int8 files of a built-in model, or of an ONNX file (3x224x224 input; the
+    file itself is the fp32 one)."""
     files = {}
+    name = os.path.basename(model)[:-5] if model.endswith(".onnx") else model
     if "fp32" in precisions:
-        path = os.path.join(tmp, f"{model}_fp32.onnx")
-        subprocess.run([exe, "export", model, "--opt-level", "0", "-o", path], check=True,
-                       capture_output=True)
+        path = os.path.join(tmp, f"{name}_fp32.onnx")
+        if model.endswith(".onnx"):
+            path = model
+        else:
+            subprocess.run([exe, "export", model, "--opt-level", "0", "-o", path], check=True,
+                           capture_output=True)
         files["fp32"] = path
     if "int8" in precisions:
-        path = os.path.join(tmp, f"{model}_int8.onnx")
+        path = os.path.join(tmp, f"{name}_int8.onnx")
         subprocess.run([exe, "quantize", model, "--calib", calib, "--calib-count", "16",
                         "-o", path], check=True, capture_output=True)
         files["int8"] = path
@@ -163,7 +169,7 @@ def main():
                         [minfer_ms, ort_runner(path, batch, threads),
                          openvino_runner(core, path, batch, threads)], rounds, per_round)
                     ratio = lambda peer: float(np.median(np.array(peer) / np.array(mine)))
-                    row = [model, precision, batch, threads, variants_of(kernels),
+                    row = [os.path.basename(model), precision, batch, threads, variants_of(kernels),
                            f"{np.median(mine):.2f}", f"{np.median(theirs):.2f}",
                            f"{np.median(ovs):.2f}", f"{ratio(theirs):.2f}", f"{ratio(ovs):.2f}"]
                     if args.markdown:
