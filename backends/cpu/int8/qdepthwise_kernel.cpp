@@ -1,10 +1,9 @@
 #include "backends/cpu/int8/qdepthwise_kernel.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
+#include <cstring>
 
-#include "backends/cpu/int8/qgemm.h"  // MINFER_TARGET_AVX2
+#include "backends/cpu/int8/qgemm.h"
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
 #include "ops/int8/int8_ops.h"
@@ -14,58 +13,6 @@ namespace minfer::cpu {
 namespace {
 bool static_i8(const TensorInfo& t) {
   return t.present && t.dtype == DType::i8 && t.shape.is_static() && t.shape.rank() == 4;
-}
-
-// One output pixel's sums over its taps, acc[c] = bias[c] + sum over taps of (x[c] - zx) * w[c]:
-// exact in int32 (|x - zx| <= 255, |w| <= 128, at most a few dozen taps). `taps` holds each
-// in-image tap's input pixel and weight row (taps in the padding read a real 0: skipped). The
-// sums of 4 x 8 channels stay in registers over the taps (summed into acc in memory tap by
-// tap, int8 MobileNet v2's depthwise layers took 1.3x as long at 1 thread and 1.8x at 2, Zen
-// 4); the channels past whole vectors go one by one.
-struct Tap {
-  const int8_t* x;
-  const int32_t* w;
-};
-MINFER_TARGET_AVX2 inline __attribute__((always_inline)) __m256i tap_product(const Tap& t,
-                                                                             int64_t c,
-                                                                             __m256i zx) {
-  const __m256i x =
-      _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(t.x + c)));
-  const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(t.w + c));
-  return _mm256_mullo_epi32(_mm256_sub_epi32(x, zx), w);
-}
-MINFER_TARGET_AVX2 inline __attribute__((always_inline)) void pixel_sums(const Tap* taps, int n,
-                                                                         int32_t zero_point,
-                                                                         const int32_t* bias,
-                                                                         int64_t channels,
-                                                                         int32_t* acc) {
-  const __m256i zx = _mm256_set1_epi32(zero_point);
-  auto load = [](const int32_t* p) {
-    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  };
-  auto store = [](int32_t* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); };
-  int64_t c = 0;
-  for (; c + 32 <= channels; c += 32) {
-    __m256i a0 = load(bias + c), a1 = load(bias + c + 8), a2 = load(bias + c + 16),
-            a3 = load(bias + c + 24);
-    for (int t = 0; t < n; ++t) {
-      a0 = _mm256_add_epi32(a0, tap_product(taps[t], c, zx));
-      a1 = _mm256_add_epi32(a1, tap_product(taps[t], c + 8, zx));
-      a2 = _mm256_add_epi32(a2, tap_product(taps[t], c + 16, zx));
-      a3 = _mm256_add_epi32(a3, tap_product(taps[t], c + 24, zx));
-    }
-    store(acc + c, a0), store(acc + c + 8, a1), store(acc + c + 16, a2), store(acc + c + 24, a3);
-  }
-  for (; c + 8 <= channels; c += 8) {
-    __m256i a = load(bias + c);
-    for (int t = 0; t < n; ++t) a = _mm256_add_epi32(a, tap_product(taps[t], c, zx));
-    store(acc + c, a);
-  }
-  for (; c < channels; ++c) {
-    int32_t a = bias[c];
-    for (int t = 0; t < n; ++t) a += (int32_t{taps[t].x[c]} - zero_point) * taps[t].w[c];
-    acc[c] = a;
-  }
 }
 }  // namespace
 
@@ -103,46 +50,74 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   x_zero_point_ = int8::x_zero_point(node);
 
   // ONNX weights [C, 1, kh, kw] -> [tap][C], so that a tap's weights are contiguous like the
-  // NHWC channels they multiply.
-  const int64_t taps = kh_ * kw_;
-  weights_.assign(size_t(taps * c_), 0);
+  // NHWC channels they multiply; each in the low 16 bits of an int32 (DepthwiseRun's w). The
+  // sums take x, not x - zero point: init takes zero point * the channel's weights off (the
+  // taps in the padding read the zero point, so every pixel has them all).
+  const int64_t taps = kh_ * kw_, padded = c_ + 32;
+  weights_.assign(size_t((taps - 1) * c_ + padded), 0);
+  init_.assign(size_t(padded), 0);
   const int8_t* wp = w.data<int8_t>();
-  for (int64_t ch = 0; ch < c_; ++ch)
-    for (int64_t t = 0; t < taps; ++t) weights_[size_t(t * c_ + ch)] = wp[ch * taps + t];
-  bias_.assign(size_t(c_), 0);
-  if (ctx.inputs.size() > 2 && ctx.inputs[2].present) {
-    const int32_t* b = ctx.inputs[2].constant->data<int32_t>();
-    std::copy(b, b + c_, bias_.begin());
+  const int32_t* bias =
+      ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant->data<int32_t>()
+                                                     : nullptr;
+  for (int64_t ch = 0; ch < c_; ++ch) {
+    int32_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      const int8_t v = wp[ch * taps + t];
+      weights_[size_t(t * c_ + ch)] = static_cast<uint16_t>(int16_t{v});
+      sum += v;
+    }
+    // Wrapping, as the reference's int32 sums.
+    init_[size_t(ch)] = static_cast<int32_t>(uint32_t(bias ? bias[ch] : 0) -
+                                             uint32_t(x_zero_point_) * uint32_t(sum));
   }
+  sums_ = &q8::depthwise_kernels(active_isa());
   threads_ = std::max(1, ctx.threads);
-  // Per thread: a row of sums, then (64-byte aligned) its pixels' tap list.
-  per_thread_bytes_ = sums_bytes() + (size_t(taps) * sizeof(Tap) + 63) / 64 * 64;
+  per_thread_bytes_ =
+      sums_bytes() + zero_row_bytes() + (size_t(taps) * sizeof(int8_t*) + 63) / 64 * 64;
   ctx.workspace_bytes = size_t(threads_) * per_thread_bytes_;
 }
 
-MINFER_TARGET_AVX2 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y,
-                                                   int64_t r0, int64_t r1, void* scratch) const {
-  int32_t* acc = static_cast<int32_t*>(scratch);
-  Tap* taps = reinterpret_cast<Tap*>(static_cast<uint8_t*>(scratch) + sums_bytes());
-  const int64_t c = c_;
+void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64_t r0, int64_t r1,
+                                void* scratch) const {
+  uint8_t* ws = static_cast<uint8_t*>(scratch);
+  int32_t* acc = reinterpret_cast<int32_t*>(ws);
+  int8_t* zero_row = reinterpret_cast<int8_t*>(ws + sums_bytes());
+  const int8_t** taps = reinterpret_cast<const int8_t**>(ws + sums_bytes() + zero_row_bytes());
+  std::memset(zero_row, x_zero_point_, size_t(w_ * c_));
+  const int64_t c = c_, row_bytes = w_ * c;
+  // The pixels whose taps all lie inside the image's columns: [ox_lo, ox_hi).
+  const int64_t ox_lo = std::min(ow_, (pad_l_ + sw_ - 1) / sw_);
+  const int64_t last_column = w_ - 1 - ((kw_ - 1) * dw_ - pad_l_);  // of the last tap at ox = 0
+  const int64_t ox_hi = last_column < 0 ? ox_lo : std::clamp(last_column / sw_ + 1, ox_lo, ow_);
   const q8::RequantParams rq = rq_.params();
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / oh_, oy = r % oh_;
-    const int8_t* image = x + n * h_ * w_ * c;
-    for (int64_t ox = 0; ox < ow_; ++ox) {
-      // Taps outside the image read the zero point (a real 0): they add nothing, so skip them.
-      int found = 0;
+    const int8_t* image = x + n * h_ * row_bytes;
+    if (ox_hi > ox_lo) {
+      // Tap (ky, kx) of pixel ox_lo + p at taps[ky] + p * pixel_step + kx * tap_step.
       for (int64_t ky = 0; ky < kh_; ++ky) {
         const int64_t iy = oy * sh_ - pad_t_ + ky * dh_;
-        if (iy < 0 || iy >= h_) continue;
+        taps[ky] = (iy >= 0 && iy < h_ ? image + iy * row_bytes : zero_row) +
+                   (ox_lo * sw_ - pad_l_) * c;
+      }
+      sums_->sums({taps, kh_, kw_, dw_ * c, sw_ * c, ox_hi - ox_lo, c, weights_.data(),
+                   init_.data(), acc + ox_lo * c});
+    }
+    // The pixels near the left and right edges one by one, each tap its own row.
+    auto edge_pixel = [&](int64_t ox) {
+      for (int64_t ky = 0; ky < kh_; ++ky) {
+        const int64_t iy = oy * sh_ - pad_t_ + ky * dh_;
         for (int64_t kx = 0; kx < kw_; ++kx) {
           const int64_t ix = ox * sw_ - pad_l_ + kx * dw_;
-          if (ix < 0 || ix >= w_) continue;
-          taps[found++] = {image + (iy * w_ + ix) * c, weights_.data() + (ky * kw_ + kx) * c};
+          const bool inside = iy >= 0 && iy < h_ && ix >= 0 && ix < w_;
+          taps[ky * kw_ + kx] = inside ? image + (iy * w_ + ix) * c : zero_row;
         }
       }
-      pixel_sums(taps, found, x_zero_point_, bias_.data(), c, acc + ox * c);
-    }
+      sums_->sums({taps, kh_ * kw_, 1, 0, 0, 1, c, weights_.data(), init_.data(), acc + ox * c});
+    };
+    for (int64_t ox = 0; ox < ox_lo; ++ox) edge_pixel(ox);
+    for (int64_t ox = ox_hi; ox < ow_; ++ox) edge_pixel(ox);
     // The row's pixels as the rows of one tile of all channels.
     const int64_t out = r * ow_ * c;
     if (rq_.int8_out)
@@ -166,5 +141,7 @@ void QDepthwiseKernel::run(RunContext& ctx) const {
              ws + size_t(tid) * per_thread_bytes_);
   });
 }
+
+std::string QDepthwiseKernel::variant() const { return sums_ ? isa_name(sums_->isa) : ""; }
 
 }  // namespace minfer::cpu

@@ -1,13 +1,14 @@
 // CPU kernel of com.minfer:QConv (NHWC) for depthwise convolutions (one input and one output
 // channel per group: MobileNet, EfficientNet). The GEMM kernel would run one tiny GEMM per
 // channel; here each output pixel accumulates its taps across all channels at once (channels
-// are the contiguous NHWC axis: 4 vectors of 8 channels summed in registers over the pixel's
-// in-image taps), and a row of pixels goes through the same requantize epilogue as the GEMM
-// kernel's tiles (requant.h): equal bit for bit to the reference.
+// are the contiguous NHWC axis), a register tile of pixels x channel vectors at the ISA level
+// (backends/cpu/isa/qdepthwise_sums.cpp), and a row of pixels goes through the same requantize
+// epilogue as the GEMM kernel's tiles (requant.h): equal bit for bit to the reference.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cpu/int8/requant.h"
@@ -23,6 +24,7 @@ class QDepthwiseKernel final : public Kernel {
 
   void prepare(PrepareContext& ctx) override;
   void run(RunContext& ctx) const override;
+  std::string variant() const override;  // the ISA level, e.g. "avx512vnni"
 
  private:
   // Output rows [r0, r1) of the batch (row r = image r / oh, output row r % oh).
@@ -33,13 +35,17 @@ class QDepthwiseKernel final : public Kernel {
   int64_t n_ = 1, h_ = 1, w_ = 1, c_ = 1, oh_ = 1, ow_ = 1;
   int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pad_t_ = 0, pad_l_ = 0;
   int32_t x_zero_point_ = 0;
-  std::vector<int32_t> weights_;  // [tap][channel]
-  std::vector<int32_t> bias_;     // per channel (zeros without a bias)
+  std::vector<int32_t> weights_;  // [tap][channel]: DepthwiseRun's w
+  std::vector<int32_t> init_;     // per channel: bias - zero point * sum of the channel's weights
   q8::Requant rq_;
-  q8::RequantTile requant_ = nullptr;  // rq_'s int8 output at the ISA level
+  const q8::DepthwiseKernels* sums_ = nullptr;  // at the ISA level
+  q8::RequantTile requant_ = nullptr;           // rq_'s int8 output at the ISA level
   int threads_ = 1;
-  size_t per_thread_bytes_ = 0;  // a thread's workspace: a row's sums, its pixels' tap list
+  // A thread's workspace: a row's sums, a row of zero points (the taps in the padding read it),
+  // and the tap pointers of one run.
+  size_t per_thread_bytes_ = 0;
   size_t sums_bytes() const { return (size_t(ow_ * c_) * sizeof(int32_t) + 63) / 64 * 64; }
+  size_t zero_row_bytes() const { return (size_t(w_ * c_) + 63) / 64 * 64; }
 };
 
 }  // namespace minfer::cpu

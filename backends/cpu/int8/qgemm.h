@@ -33,6 +33,8 @@ inline constexpr int kMaxTileInts = 32 * 32;
 const MicroKernels& micro_kernels(Isa isa);
 // The requantizing output stage of the same level.
 const RequantKernels& requant_kernels(Isa isa);
+// The depthwise conv's sums of the same level.
+const DepthwiseKernels& depthwise_kernels(Isa isa);
 
 // The constant every packed activation is offset by, plus the input zero point: the
 // accumulator init of channel j is bias[j] - a_offset(k, zx) * sum_k W[j][k].

@@ -77,6 +77,26 @@ struct RequantKernels {
   RequantTile tile;
 };
 
+// A run of `pixels` output pixels of an int8 depthwise conv (NHWC; backends/cpu/int8/
+// qdepthwise_kernel.h): pixel p's tap (ky, kx) reads its channels at rows[ky] + p * pixel_step +
+// kx * tap_step, and acc[p * channels + c] = init[c] + sum over the taps of x * w[tap][c] (the
+// input's zero point is folded into init). w holds each weight in the low 16 bits of an int32,
+// the high ones 0; w and init are padded by a vector past `channels`.
+struct DepthwiseRun {
+  const int8_t* const* rows;
+  int64_t kernel_rows, row_taps;
+  int64_t tap_step, pixel_step;  // bytes
+  int64_t pixels, channels;
+  const int32_t* w;
+  const int32_t* init;
+  int32_t* acc;
+};
+// The int8 depthwise sums of one ISA level (backends/cpu/isa/qdepthwise_sums.cpp).
+struct DepthwiseKernels {
+  Isa isa;
+  void (*sums)(const DepthwiseRun&);
+};
+
 }  // namespace minfer::cpu::q8
 
 namespace minfer::cpu::f32 {
@@ -197,6 +217,7 @@ struct LevelKernels {
   Isa isa;
   const q8::MicroKernels* int8;
   const q8::RequantKernels* int8_requant;
+  const q8::DepthwiseKernels* int8_depthwise;
   const f32::MicroKernels* fp32;
   const f32::DepthwisePlanes* depthwise_planes;
   const f32::DepthwiseChannelKernels* depthwise_channels;

@@ -7,6 +7,7 @@ namespace minfer::cpu::MINFER_ISA_NS {
 
 extern const q8::MicroKernels kInt8MicroKernels;                // qgemm_micro.cpp
 extern const q8::RequantKernels kRequantKernels;                // requant_tile.cpp
+extern const q8::DepthwiseKernels kInt8Depthwise;               // qdepthwise_sums.cpp
 extern const f32::MicroKernels kFp32MicroKernels;               // sgemm_micro.cpp
 extern const f32::DepthwisePlanes kDepthwisePlanes;             // depthwise_plane.cpp
 extern const f32::DepthwiseChannelKernels kDepthwiseChannels;  // depthwise_channels.cpp
@@ -16,6 +17,7 @@ extern const f32::WinogradKernels kWinogradKernels;             // winograd_rows
 const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
                                  &kRequantKernels,
+                                 &kInt8Depthwise,
                                  &kFp32MicroKernels,
                                  &kDepthwisePlanes,
                                  &kDepthwiseChannels,

@@ -1,0 +1,115 @@
+// The int8 depthwise conv's sums (backends/cpu/int8/qdepthwise_kernel.h), one source for every
+// ISA level. Each int8 input is sign-extended into a 32-bit lane whose weight lane holds w in
+// its low 16 bits and 0 in its high ones, so one vpmaddwd (vpdpwssd on the VNNI levels) gives
+// x * w: no zero-point subtraction (init holds it) and no 32-bit multiply. A register tile of 4
+// pixels x 2 vectors of channels shares each tap's weights between the pixels.
+#include "backends/cpu/isa/isa_kernels.h"
+#include "backends/cpu/isa/simd.h"
+
+namespace minfer::cpu::MINFER_ISA_NS {
+
+namespace {
+
+#if MINFER_ISA_WIDE
+// The last vector of a layer's channels: its lanes.
+using Mask = __mmask16;
+static inline VI32 load_x(const int8_t* p) {
+  // The masked form: GCC 12 warns (maybe-uninitialized) on the plain one.
+  return _mm512_maskz_cvtepi8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+static inline VI32 load_x(const int8_t* p, Mask m) {
+  return _mm512_maskz_cvtepi8_epi32(0xffff, _mm_maskz_loadu_epi8(m, p));
+}
+static inline VI32 load_w(const int32_t* p, Mask m) { return _mm512_maskz_loadu_epi32(m, p); }
+static inline void store_acc(int32_t* p, VI32 v, Mask m) { _mm512_mask_storeu_epi32(p, m, v); }
+#if MINFER_ISA_VNNI
+static inline VI32 dot(VI32 acc, VI32 x, VI32 w) { return _mm512_dpwssd_epi32(acc, x, w); }
+#endif
+#else
+// No masks on the 256-bit levels: the channels past whole vectors go one by one.
+using Mask = int;
+static inline VI32 load_x(const int8_t* p) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+static inline VI32 load_x(const int8_t* p, Mask) { return load_x(p); }
+static inline VI32 load_w(const int32_t* p, Mask) { return load_i32(p); }
+static inline void store_acc(int32_t* p, VI32 v, Mask) { store_i32(p, v); }
+#if MINFER_ISA_VNNI
+static inline VI32 dot(VI32 acc, VI32 x, VI32 w) { return _mm256_dpwssd_avx_epi32(acc, x, w); }
+#endif
+#endif
+#if !MINFER_ISA_VNNI
+static inline VI32 dot(VI32 acc, VI32 x, VI32 w) { return madd_i16(acc, x, w); }
+#endif
+
+// P pixels x V vectors of channels from channel c; kTail: the last vector has only m's lanes.
+template <int P, int V, bool kTail>
+static inline void tile(const q8::DepthwiseRun& r, int64_t p0, int64_t c, Mask m) {
+  auto wv = [&](const int32_t* p, int v) {
+    return kTail && v == V - 1 ? load_w(p + v * kI32Lanes, m) : load_i32(p + v * kI32Lanes);
+  };
+  auto xv = [&](const int8_t* p, int v) {
+    return kTail && v == V - 1 ? load_x(p + v * kI32Lanes, m) : load_x(p + v * kI32Lanes);
+  };
+  VI32 acc[P][V];
+  for (int v = 0; v < V; ++v) {
+    const VI32 init = wv(r.init + c, v);
+    for (int p = 0; p < P; ++p) acc[p][v] = init;
+  }
+  const int32_t* w = r.w + c;
+  const int64_t step = r.pixel_step;
+  for (int64_t ky = 0; ky < r.kernel_rows; ++ky) {
+    const int8_t* x = r.rows[ky] + p0 * step + c;
+    for (int64_t kx = 0; kx < r.row_taps; ++kx, x += r.tap_step, w += r.channels) {
+      for (int v = 0; v < V; ++v) {
+        const VI32 wt = wv(w, v);
+        for (int p = 0; p < P; ++p) acc[p][v] = dot(acc[p][v], xv(x + p * step, v), wt);
+      }
+    }
+  }
+  int32_t* out = r.acc + p0 * r.channels + c;
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < V; ++v) {
+      int32_t* o = out + p * r.channels + v * kI32Lanes;
+      if (kTail && v == V - 1)
+        store_acc(o, acc[p][v], m);
+      else
+        store_i32(o, acc[p][v]);
+    }
+}
+
+template <int V, bool kTail>
+static inline void pixels(const q8::DepthwiseRun& r, int64_t c, Mask m) {
+  int64_t p = 0;
+  for (; p + 4 <= r.pixels; p += 4) tile<4, V, kTail>(r, p, c, m);
+  for (; p < r.pixels; ++p) tile<1, V, kTail>(r, p, c, m);
+}
+
+void depthwise_sums(const q8::DepthwiseRun& r) {
+  int64_t c = 0;
+  for (; c + 2 * kI32Lanes <= r.channels; c += 2 * kI32Lanes) pixels<2, false>(r, c, 0);
+  for (; c + kI32Lanes <= r.channels; c += kI32Lanes) pixels<1, false>(r, c, 0);
+  if (c == r.channels) return;
+#if MINFER_ISA_WIDE
+  pixels<1, true>(r, c, static_cast<Mask>((1u << (r.channels - c)) - 1));
+#else
+  for (int64_t p = 0; p < r.pixels; ++p)
+    for (int64_t ch = c; ch < r.channels; ++ch) {
+      int32_t a = r.init[ch];
+      const int32_t* w = r.w + ch;
+      for (int64_t ky = 0; ky < r.kernel_rows; ++ky) {
+        const int8_t* x = r.rows[ky] + p * r.pixel_step + ch;
+        for (int64_t kx = 0; kx < r.row_taps; ++kx, x += r.tap_step, w += r.channels)
+          a += int32_t{*x} * static_cast<int16_t>(*w);
+      }
+      r.acc[p * r.channels + ch] = a;
+    }
+#endif
+}
+
+}  // namespace
+
+extern const q8::DepthwiseKernels kInt8Depthwise;
+const q8::DepthwiseKernels kInt8Depthwise{static_cast<Isa>(MINFER_ISA_LEVEL), depthwise_sums};
+
+}  // namespace minfer::cpu::MINFER_ISA_NS
