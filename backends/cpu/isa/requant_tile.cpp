@@ -41,7 +41,11 @@ static inline VI32 load_bytes(const int8_t* p, Lanes n) {
 }
 // Saturating to [-128, 127]: the output's clamp where its bounds are int8's own.
 static inline void store_bytes(int8_t* p, VI32 v, Lanes n) {
-  _mm512_mask_cvtsepi32_storeu_epi8(p, n, v);
+  const __m128i b = _mm512_maskz_cvtsepi32_epi8(kAll, v);
+  if (n == Lanes(0xffff))
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), b);
+  else
+    _mm_mask_storeu_epi8(p, n, b);
 }
 #else
 static inline VI32 add(VI32 a, VI32 b) { return _mm256_add_epi32(a, b); }
