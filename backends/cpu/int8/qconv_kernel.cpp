@@ -220,8 +220,13 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
   uint8_t* a = workspace;
   const int64_t per_image = d_.oh * d_.ow;
   Pixel at{p0 / per_image, p0 % per_image / d_.ow, p0 % d_.ow};
-  for (int64_t p = p0; p < p1; ++p, at.next(d_))
-    pack_row(x, p, at, g, a + (p - p0) * a_stride_);
+  if (direct_rows_ && a_stride_ == d_.c * (4 / kern_->kstep)) {
+    // Rows of whole lanes, adjacent in x as in the block: one run (a call per row took int8
+    // MobileNet v2's 1x1 convs on 112x112 and 56x56 planes 12-70 % longer, Zen 4).
+    kern_->pack_runs(x + p0 * d_.c, 0, 1, (p1 - p0) * d_.c, a);
+  } else {
+    for (int64_t p = p0; p < p1; ++p, at.next(d_)) pack_row(x, p, at, g, a + (p - p0) * a_stride_);
+  }
   alignas(64) int32_t c[q8::kMaxTileInts];
   const q8::MicroKernels& geo = *kern_;
   const q8::RequantParams rq = rq_.params();
