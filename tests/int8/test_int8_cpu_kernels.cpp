@@ -2,6 +2,8 @@
 // has (each capped in turn), over many shapes, with 1 and 2 threads.
 #include <cstdlib>
 
+#include "backends/cpu/int8/qgemm.h"
+#include "backends/cpu/int8/requant.h"
 #include "backends/cpu/isa.h"
 #include "int8/int8_test_util.h"
 #include "ops/int8/int8_ops.h"
@@ -120,6 +122,61 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
       }
     }
   }
+}
+
+// The requantizing epilogue on its own, over accumulators the kernel tests' data rarely hold
+// (int32's ends, values near each rounding boundary) and multipliers from 2^-40 to 2^19: where
+// every channel's zero point fits into its rounding term (requant.h), and where one does not.
+TEST_CASE("CPU int8 requantize epilogue equals stage_int8 on every ISA path", "[int8]") {
+  IsaGuard guard;
+  std::mt19937 rng(17);
+  constexpr int64_t kChannels = 37, kRows = 7;
+  for (bool tiny : {false, true})
+    for (bool residual : {false, true})
+      for (int32_t zero_point : {-128, -5, 0, 127}) {
+        int8::OutputStage st;
+        std::uniform_real_distribution<double> log2_m(tiny ? -40.0 : -20.0, tiny ? 0.0 : 19.0);
+        for (int64_t c = 0; c < kChannels; ++c)
+          st.mult.push_back(int8::make_multiplier(std::exp2(log2_m(rng))));
+        st.zero_point = zero_point;
+        st.qmin = std::max(zero_point, -100);  // a Relu-like clamp above int8's own
+        st.qmax = 120;
+        st.residual = residual;
+        if (residual) {
+          st.add = int8::make_add_multipliers(0.7, 0.45);
+          st.z_zero_point = 9;
+          st.y_zero_point = -3;
+        }
+        const cpu::q8::Requant rq = cpu::q8::make_requant(st, kChannels);
+        // The tiny multipliers' shifts (up to 31) cannot take a zero point of -128 or 127.
+        if (!tiny) REQUIRE(rq.zero_point_in_rnd);
+        if (tiny && (zero_point == -128 || zero_point == 127)) REQUIRE_FALSE(rq.zero_point_in_rnd);
+        std::vector<int32_t> acc(kRows * kChannels);
+        std::vector<int8_t> z(kRows * kChannels);
+        std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small(-70000, 70000);
+        std::uniform_int_distribution<int> byte(-128, 127);
+        for (size_t i = 0; i < acc.size(); ++i) {
+          const int64_t c = int64_t(i) % kChannels;
+          const int kind = int(i % 5);
+          // A value whose product sits at a rounding boundary: acc * m = (2j + 1) * 2^(n-1).
+          const int64_t half = int64_t{1} << (st.mult[c].n - 1);
+          const int64_t boundary = st.mult[c].l == 0 ? half / st.mult[c].m : 0;
+          acc[i] = kind == 0 ? INT32_MIN : kind == 1 ? INT32_MAX : kind == 2 ? any(rng)
+                 : kind == 3 ? small(rng) : static_cast<int32_t>(std::clamp<int64_t>(
+                                   boundary + small(rng) % 3, INT32_MIN, INT32_MAX));
+          z[i] = static_cast<int8_t>(byte(rng));
+        }
+        for (cpu::Isa isa : cpu::supported_isas()) {
+          INFO(cpu::isa_name(isa) << " tiny " << tiny << " residual " << residual << " zp "
+                                  << zero_point);
+          std::vector<int8_t> y(acc.size());
+          cpu::q8::requant_kernels(isa).tile(rq.params(), acc.data(), kChannels, kRows, 0,
+                                             kChannels, y.data(), kChannels,
+                                             residual ? z.data() : nullptr);
+          for (size_t i = 0; i < acc.size(); ++i)
+            REQUIRE(int(y[i]) == int(int8::stage_int8(st, acc[i], int64_t(i) % kChannels, z[i])));
+        }
+      }
 }
 
 TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int8]") {

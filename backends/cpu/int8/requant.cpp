@@ -39,6 +39,17 @@ Requant make_requant(const int8::OutputStage& st, int64_t channels) {
     }
   }
   rq.zero_point = st.zero_point;
+  // hi32(a * m) lies in [-2^30, 2^30] (|a| <= 2^31, m < 2^31): adding rnd + zero_point * 2^shift
+  // stays inside int32 while that term's size is below 2^30.
+  rq.zero_point_in_rnd = true;
+  rq.rnd_zp.assign(padded, 0);
+  for (int64_t c = 0; c < channels; ++c) {
+    const int64_t folded = rq.rnd[c] + int64_t{st.zero_point} * (int64_t{1} << rq.shift[c]);
+    if (folded >= (int64_t{1} << 30) || folded <= -(int64_t{1} << 30))
+      rq.zero_point_in_rnd = false;
+    else
+      rq.rnd_zp[c] = static_cast<int32_t>(folded);
+  }
   rq.qmin = st.qmin;
   rq.qmax = st.qmax;
   rq.residual = st.residual;
@@ -55,9 +66,10 @@ Requant make_requant(const int8::OutputStage& st, int64_t channels) {
 }
 
 RequantParams Requant::params() const {
-  return {m.data(), rnd.data(), shift.data(), lo.data(), hi.data(), pre.data(), pre_shift,
-          zero_point, qmin,       qmax,         residual,  ma,        mb,         k,
-          z_zero_point, y_zero_point, y_min, y_max};
+  return {m.data(),  rnd.data(),    shift.data(),      lo.data(),  hi.data(), pre.data(),
+          pre_shift, rnd_zp.data(), zero_point_in_rnd, zero_point, qmin,      qmax,
+          residual,  ma,            mb,                k,          z_zero_point, y_zero_point,
+          y_min,     y_max};
 }
 
 namespace {

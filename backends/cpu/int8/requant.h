@@ -17,6 +17,10 @@ struct Requant {
   // Per channel (padded by 32 so 8-lane loads never run past the end).
   std::vector<int32_t> m, rnd, shift, lo, hi, pre;  // rnd = 2^(n-33), shift = n - 32
   bool pre_shift = false;                           // some pre (a left shift) > 0
+  // rnd + zero_point * 2^shift, where that sum cannot leave int32 for any channel (shift <= 22;
+  // see requant_tile.cpp): the zero point added before the shift, not after it.
+  std::vector<int32_t> rnd_zp;
+  bool zero_point_in_rnd = false;
   std::vector<float> scale;                         // float output
   int32_t zero_point = 0, qmin = -128, qmax = 127;
   bool relu = false;

@@ -60,6 +60,8 @@ struct RequantParams {
   const int32_t *m, *rnd, *shift;  // the multiplier and its rounding right shift
   const int32_t *lo, *hi, *pre;    // the clamp before a left shift by pre
   bool pre_shift;                  // some channel has pre > 0 (else lo, hi, pre do nothing)
+  const int32_t* rnd_zp;           // rnd + zero_point * 2^shift, if zero_point_in_rnd
+  bool zero_point_in_rnd;
   int32_t zero_point, qmin, qmax;
   bool residual;
   int32_t ma, mb, k, z_zero_point, y_zero_point, y_min, y_max;

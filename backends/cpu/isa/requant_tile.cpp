@@ -23,11 +23,14 @@ static inline VI32 shift_left(VI32 v, VI32 n) { return _mm512_maskz_sllv_epi32(k
 static inline VI32 shift_right(VI32 v, VI32 n) { return _mm512_maskz_srav_epi32(kAll, v, n); }
 static inline VI32 shift_right(VI32 v, __m128i n) { return _mm512_maskz_sra_epi32(kAll, v, n); }
 static inline VI32 odd_lanes(VI32 m) { return _mm512_maskz_srli_epi64(kAll64, m, 32); }
-// floor(a * m / 2^32) per lane: the high halves of the even and odd lanes' 64-bit products.
+// floor(a * m / 2^32) per lane: the high halves of the even and odd lanes' 64-bit products,
+// gathered by one two-source permute.
 static inline VI32 mul_high(VI32 a, VI32 m, VI32 m_odd) {
   const VI32 even = _mm512_maskz_mul_epi32(kAll64, a, m);
   const VI32 odd = _mm512_maskz_mul_epi32(kAll64, odd_lanes(a), m_odd);
-  return _mm512_mask_blend_epi32(0xAAAA, odd_lanes(even), odd);
+  const VI32 high_halves =
+      _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
+  return _mm512_permutex2var_epi32(even, high_halves, odd);
 }
 
 // The first n lanes (n <= 16) of int32 or int8 values, and their store as bytes.
@@ -92,7 +95,8 @@ struct Channels {
   VI32 lo, hi, pre, m, m_odd, rnd, shift;
 };
 
-template <bool kPreShift, bool kResidual>
+// kFolded: the zero point is in rnd (RequantParams::rnd_zp), so no add after the shift.
+template <bool kPreShift, bool kResidual, bool kFolded>
 void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t acc_stride,
                      int rows, int64_t c0, int64_t cols, int8_t* y, int64_t y_stride,
                      const int8_t* z) {
@@ -116,7 +120,7 @@ void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t ac
     Channels ch;
     ch.m = load_i32(rq.m + c);
     ch.m_odd = odd_lanes(ch.m);
-    ch.rnd = load_i32(rq.rnd + c);
+    ch.rnd = load_i32((kFolded ? rq.rnd_zp : rq.rnd) + c);
     ch.shift = load_i32(rq.shift + c);
     if constexpr (kPreShift) {
       ch.lo = load_i32(rq.lo + c);
@@ -127,7 +131,8 @@ void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t ac
     for (int r = 0; r < rows; ++r) {
       VI32 a = load_n(acc + r * acc_stride + j, n);
       if constexpr (kPreShift) a = shift_left(clamp(a, ch.lo, ch.hi), ch.pre);
-      VI32 t = add(shift_right(add(mul_high(a, ch.m, ch.m_odd), ch.rnd), ch.shift), zero_point);
+      VI32 t = shift_right(add(mul_high(a, ch.m, ch.m_odd), ch.rnd), ch.shift);
+      if constexpr (!kFolded) t = add(t, zero_point);
       if constexpr (kResidual) {
         t = clamp(t, qmin, qmax);
         const VI32 zv = load_bytes(z + r * y_stride + j, n);
@@ -143,12 +148,16 @@ void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t ac
 
 void requant_tile(const q8::RequantParams& rq, const int32_t* acc, int64_t acc_stride, int rows,
                   int64_t c0, int64_t cols, int8_t* y, int64_t y_stride, const int8_t* z) {
-  if (rq.pre_shift)
-    z ? requant_columns<true, true>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z)
-      : requant_columns<true, false>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z);
-  else
-    z ? requant_columns<false, true>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z)
-      : requant_columns<false, false>(rq, acc, acc_stride, rows, c0, cols, y, y_stride, z);
+  using Columns = void (*)(const q8::RequantParams&, const int32_t*, int64_t, int, int64_t,
+                           int64_t, int8_t*, int64_t, const int8_t*);
+  // By [pre_shift][residual][zero_point_in_rnd].
+  static constexpr Columns kColumns[2][2][2] = {
+      {{requant_columns<false, false, false>, requant_columns<false, false, true>},
+       {requant_columns<false, true, false>, requant_columns<false, true, true>}},
+      {{requant_columns<true, false, false>, requant_columns<true, false, true>},
+       {requant_columns<true, true, false>, requant_columns<true, true, true>}}};
+  kColumns[rq.pre_shift][z != nullptr][rq.zero_point_in_rnd](rq, acc, acc_stride, rows, c0, cols,
+                                                            y, y_stride, z);
 }
 
 }  // namespace
