@@ -26,7 +26,28 @@ std::vector<std::string> with_activation(std::vector<std::string> attrs) {
   return attrs;
 }
 
-void apply_activation(const Node& n, Tensor& y) {
+void check_activation(InferContext& ctx) {
+  const std::string act = ctx.attrs().get_string("activation", "");
+  bool known = act.empty();
+  for (const char* a : kActivations) known = known || act == a;
+  ctx.require(known, "activation must be \"\", \"Relu\", \"Clip\", \"Sigmoid\", \"Silu\", "
+                     "\"HardSigmoid\", \"HardSwish\", \"Gelu\" or \"GeluTanh\", got \"" +
+                         act + "\"");
+}
+
+// Runs `base`'s inference on the first `count` inputs of the node.
+void infer_as(InferContext& ctx, const OpSchema& base, size_t count) {
+  std::vector<TensorInfo> infos;
+  for (size_t i = 0; i < count && i < ctx.num_inputs(); ++i)
+    infos.push_back(ctx.has_input(i) ? ctx.input(i) : TensorInfo{});
+  InferContext inner(ctx.node(), infos);
+  base.infer(inner);
+  const TensorInfo& out = inner.outputs()[0];
+  ctx.set_output(0, out.dtype, out.shape);
+}
+}  // namespace
+
+void apply_fused_activation(const Node& n, Tensor& y) {
   const std::string act = n.attrs.get_string("activation", "");
   if (act.empty()) return;
   double lo = -std::numeric_limits<double>::infinity(), hi = -lo;
@@ -62,27 +83,6 @@ void apply_activation(const Node& n, Tensor& y) {
     throw Error(ErrorCode::InvalidModel, n.describe() + ": unknown activation '" + act + "'");
 }
 
-void check_activation(InferContext& ctx) {
-  const std::string act = ctx.attrs().get_string("activation", "");
-  bool known = act.empty();
-  for (const char* a : kActivations) known = known || act == a;
-  ctx.require(known, "activation must be \"\", \"Relu\", \"Clip\", \"Sigmoid\", \"Silu\", "
-                     "\"HardSigmoid\", \"HardSwish\", \"Gelu\" or \"GeluTanh\", got \"" +
-                         act + "\"");
-}
-
-// Runs `base`'s inference on the first `count` inputs of the node.
-void infer_as(InferContext& ctx, const OpSchema& base, size_t count) {
-  std::vector<TensorInfo> infos;
-  for (size_t i = 0; i < count && i < ctx.num_inputs(); ++i)
-    infos.push_back(ctx.has_input(i) ? ctx.input(i) : TensorInfo{});
-  InferContext inner(ctx.node(), infos);
-  base.infer(inner);
-  const TensorInfo& out = inner.outputs()[0];
-  ctx.set_output(0, out.dtype, out.shape);
-}
-}  // namespace
-
 void register_fused_ops(OpRegistry& registry) {
   const OpSchema& conv = registry.get_op("", "Conv");
   const OpSchema& gemm = registry.get_op("", "Gemm");
@@ -114,7 +114,7 @@ void register_fused_ops(OpRegistry& registry) {
       const float* z = in[3].data<float>();
       for (int64_t i = 0; i < out[0].numel(); ++i) y[i] += z[i];
     }
-    apply_activation(n, out[0]);
+    apply_fused_activation(n, out[0]);
     return out;
   };
   registry.register_op(std::move(fc));
@@ -132,7 +132,7 @@ void register_fused_ops(OpRegistry& registry) {
   };
   fg.reference = [&gemm](const Node& n, const std::vector<Tensor>& in) {
     std::vector<Tensor> out = gemm.reference(n, in);
-    apply_activation(n, out[0]);
+    apply_fused_activation(n, out[0]);
     return out;
   };
   registry.register_op(std::move(fg));
@@ -163,7 +163,7 @@ void register_fused_ops(OpRegistry& registry) {
     const float* bias = in[2].data<float>();
     const int64_t cols = in[2].numel();
     for (int64_t i = 0; i < out[0].numel(); ++i) y[i] += bias[i % cols];
-    apply_activation(n, out[0]);
+    apply_fused_activation(n, out[0]);
     return out;
   };
   registry.register_op(std::move(fm));

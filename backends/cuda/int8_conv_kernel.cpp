@@ -260,6 +260,9 @@ void QConvCuda::prepare(PrepareContext& ctx) {
   if (try_lt_ && !use_lt_) ctx.fail("cuBLASLt has no int8 GEMM for this node");
   residual_ = ctx.node.op_type == "QConv" && ctx.inputs.size() > 3 && ctx.inputs[3].present;
   const int8::OutputStage st = int8::parse_output_stage(ctx.node, m_, residual_);
+  if (st.smooth)
+    ctx.fail("the CUDA int8 kernels fuse only Relu into a float output, not activation '" +
+             ctx.node.attrs.get_string("activation", "") + "'");
   x_zero_point_ = int8_t(int8::x_zero_point(ctx.node));
   igemm_.x_zero_point = x_zero_point_;
   stage_.int8_out = st.int8_out;

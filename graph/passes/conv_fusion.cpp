@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <set>
 
 #include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
@@ -200,6 +201,29 @@ bool fuse_conv_smooth_activation(Graph& g, PassLog& log) {
     if (conv.outputs[0]->dtype != DType::f32) return {};
     return smooth_activation_of(conv.outputs[0], attrs);
   });
+}
+
+bool fuse_int8_smooth_activation(Graph& g, PassLog& log) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* n : g.topo_order()) {
+    if (removed.count(n)) continue;  // (freed)
+    const bool int8_op =
+        rewrite::is_op(n, "QConv", kMinferDomain) || rewrite::is_op(n, "QGemm", kMinferDomain);
+    if (!int8_op || n->attrs.has("y_scale") || has_activation(n)) continue;
+    Attributes attrs = n->attrs;
+    const std::vector<Node*> act = smooth_activation_of(n->outputs[0], attrs);
+    if (act.empty()) continue;
+    Node* fused = g.add_node(n->op_type, n->name, n->inputs, 1, std::move(attrs), kMinferDomain);
+    std::string what = "fused " + n->describe();
+    for (const Node* a : act) what += " + " + a->describe();
+    log.note(what);
+    std::vector<Node*> chain{n};
+    chain.insert(chain.end(), act.begin(), act.end());
+    rewrite::replace_chain(g, chain, fused, removed);
+    changed = true;
+  }
+  return changed;
 }
 
 }  // namespace minfer::passes

@@ -30,6 +30,8 @@ const PassManager& default_pipeline() {
       // Only the CPU kernels apply these in their epilogue (the CUDA ones clamp).
       {"conv-smooth-activation-fusion", 2, passes::fuse_conv_smooth_activation,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
+      {"int8-smooth-activation-fusion", 2, passes::fuse_int8_smooth_activation,
+       [](const SessionOptions& o) { return o.device.is_cpu(); }},
       {"layernorm-fusion", 2, passes::fuse_layer_norm, {}},
       {"gelu-fusion", 2, passes::fuse_gelu, {}},
       {"gemm-fusion", 2, passes::fuse_gemm, {}},

@@ -31,9 +31,11 @@ struct OutputStage {
   // int8 output: per output channel multipliers to the stored tensor (t when fused residual).
   std::vector<Multiplier> mult;
   int32_t zero_point = 0, qmin = kQMin, qmax = kQMax;
-  // float output: y = float(acc) * out_scale[c], then max(y, 0) when relu.
+  // float output: y = float(acc) * out_scale[c], then max(y, 0) when relu; smooth: the node's
+  // smooth activation (Sigmoid, Silu, HardSigmoid, HardSwish) applied to y afterwards, as
+  // FusedConv's (apply_fused_activation: int8 graphs of EfficientNet's convs + SiLU).
   std::vector<float> out_scale;
-  bool relu = false;
+  bool relu = false, smooth = false;
   // fused residual (int8 only): y = QAdd(t, z).
   bool residual = false;
   AddMultipliers add;

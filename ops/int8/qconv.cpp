@@ -1,6 +1,7 @@
 // com.minfer:QConv and com.minfer:QGemm: schemas and reference kernels (docs/int8.md).
 #include "ops/builtin_ops.h"
 #include "ops/conv_geometry.h"
+#include "ops/fused_ops.h"
 #include "ops/int8/int8_ops.h"
 #include "ops/op_util.h"
 
@@ -11,7 +12,8 @@ namespace {
 const std::vector<std::string> kStageAttributes = {
     "x_scale",  "x_zero_point", "w_scale",      "y_scale",         "y_zero_point",
     "y_min",    "y_max",        "conv_scale",   "conv_zero_point", "conv_min",
-    "conv_max", "z_scale",      "z_zero_point", "activation"};
+    "conv_max", "z_scale",      "z_zero_point", "activation",      "activation_alpha",
+    "activation_beta"};
 
 void infer_qconv(InferContext& ctx) {
   require_dtype(ctx, 0, {DType::i8});
@@ -98,6 +100,7 @@ std::vector<Tensor> qconv_reference(const Node& node, const std::vector<Tensor>&
               y.data<float>()[out_index] = int8::stage_float(st, a, m);
           }
     }
+  if (st.smooth) apply_fused_activation(node, y);
   return {nhwc ? int8::nchw_to_nhwc(y) : y};
 }
 
@@ -142,6 +145,7 @@ std::vector<Tensor> qgemm_reference(const Node& node, const std::vector<Tensor>&
       else
         y.data<float>()[n * M + m] = int8::stage_float(st, v, m);
     }
+  if (st.smooth) apply_fused_activation(node, y);
   return {y};
 }
 

@@ -124,6 +124,58 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
   }
 }
 
+// A float output's smooth activation (int8 EfficientNet's SiLU and SE gates, fused by the
+// int8-smooth-activation-fusion pass) in the GEMM and depthwise kernels: the reference applies
+// it in double, the kernels with their vector exp (within 2.5e-7 relative).
+TEST_CASE("CPU QConv/QGemm float outputs with smooth activations match the reference",
+          "[int8]") {
+  IsaGuard guard;
+  std::mt19937 rng(23);
+  const QConvShape shapes[] = {{1, 9, 11, 24, 40, 1, 1, 1, 0, 1, 1},
+                               {1, 8, 8, 16, 16, 3, 3, 1, 1, 1, 1},
+                               {1, 14, 13, 33, 33, 3, 3, 2, 1, 33, 1}};
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    cpu::set_isa_cap(isa);
+    for (const QConvShape& cc : shapes)
+      for (const char* act : {"Sigmoid", "Silu", "HardSigmoid", "HardSwish"}) {
+        INFO(cpu::isa_name(isa) << " " << cc << " " << act);
+        Attributes a;
+        std::vector<Tensor> in = make_qconv(cc, QConvVariant::FloatOut, rng, a);
+        a.set("activation", std::string(act));
+        if (std::string(act) == "HardSigmoid") {
+          a.set("activation_alpha", 0.3f);
+          a.set("activation_beta", 0.4f);
+        }
+        const Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
+        for (int threads : {1, 2})
+          require_close(run_cpu("QConv", kMinferDomain, in, {false, true, true}, a, threads),
+                        expect, 1e-5, 1e-6);
+      }
+    // QGemm likewise.
+    Tensor x = random_i8(Shape{5, 70}, rng), w = random_i8(Shape{33, 70}, rng, -127, 127);
+    Attributes a;
+    a.set("x_scale", 0.05f);
+    a.set("x_zero_point", int64_t{3});
+    a.set("w_scale", std::vector<float>{0.01f});
+    a.set("activation", std::string("Silu"));
+    require_close(run_cpu("QGemm", kMinferDomain, {x, w, Tensor()}, {false, true, false}, a, 1),
+                  run_ref("QGemm", kMinferDomain, {x, w, Tensor()}, a)[0], 1e-5, 1e-6);
+  }
+}
+
+TEST_CASE("QConv refuses an activation its output cannot take", "[int8]") {
+  std::mt19937 rng(24);
+  Attributes a;
+  std::vector<Tensor> in = make_qconv({1, 4, 4, 8, 8, 1, 1, 1, 0, 1, 1}, QConvVariant::FloatOut,
+                                      rng, a);
+  a.set("activation", std::string("Gelu"));  // not one of a float output's
+  CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
+                    Catch::Contains("activation must be") && Catch::Contains("Gelu"));
+  a.set("activation", std::string("Silu"));  // a smooth activation needs a float output
+  a.set("y_scale", 0.5f);
+  CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a), Catch::Contains("Silu"));
+}
+
 // The requantizing epilogue on its own, over accumulators the kernel tests' data rarely hold
 // (int32's ends, values near each rounding boundary) and multipliers from 2^-40 to 2^19: where
 // every channel's zero point fits into its rounding term (requant.h), and where one does not.

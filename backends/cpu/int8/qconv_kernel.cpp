@@ -85,7 +85,7 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   direct_rows_ = gemm || (d_.kh == 1 && d_.kw == 1 && d_.sh == 1 && d_.sw == 1 && d_.pad_t == 0 &&
                           d_.pad_l == 0 && d_.group == 1);
   const bool residual = !gemm && ctx.inputs.size() > 3 && ctx.inputs[3].present;
-  rq_ = q8::make_requant(int8::parse_output_stage(node, d_.m, residual), d_.m);
+  rq_ = q8::make_requant(node, int8::parse_output_stage(node, d_.m, residual), d_.m);
   x_zero_point_ = int8::x_zero_point(node);
 
   kern_ = &q8::micro_kernels(active_isa());

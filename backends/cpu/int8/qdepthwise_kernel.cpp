@@ -45,7 +45,7 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   kh_ = g.kernel_h(), kw_ = g.kernel_w(), sh_ = g.stride_h(), sw_ = g.stride_w();
   dh_ = g.dilation_h(), dw_ = g.dilation_w(), pad_t_ = g.pad_top(), pad_l_ = g.pad_left();
   const bool residual = ctx.inputs.size() > 3 && ctx.inputs[3].present;
-  rq_ = q8::make_requant(int8::parse_output_stage(node, c_, residual), c_);
+  rq_ = q8::make_requant(node, int8::parse_output_stage(node, c_, residual), c_);
   requant_ = q8::requant_kernels(active_isa()).tile;
   x_zero_point_ = int8::x_zero_point(node);
 

@@ -10,6 +10,12 @@
 
 namespace minfer::cpu::q8 {
 
+Requant make_requant(const Node& node, const int8::OutputStage& st, int64_t channels) {
+  Requant rq = make_requant(st, channels);
+  if (st.smooth) rq.smooth = parse_activation(node);
+  return rq;
+}
+
 Requant make_requant(const int8::OutputStage& st, int64_t channels) {
   Requant rq;
   rq.int8_out = st.int8_out;
@@ -106,6 +112,9 @@ MINFER_TARGET_AVX2 void dequant_tile(const Requant& rq, const int32_t* acc, int6
       }
     }
   }
+  // The smooth activation on each row while it is in cache.
+  if (rq.smooth.enabled)
+    for (int r = 0; r < rows; ++r) rq.smooth.apply(y + r * y_stride, cols);
 }
 
 }  // namespace minfer::cpu::q8

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/epilogue.h"
 #include "backends/cpu/isa/isa_kernels.h"
 #include "ops/int8/int8_ops.h"
 
@@ -24,6 +25,7 @@ struct Requant {
   std::vector<float> scale;                         // float output
   int32_t zero_point = 0, qmin = -128, qmax = 127;
   bool relu = false;
+  Activation smooth;  // float output: the smooth activation after the scale (or none)
   // Fused residual: y = clamp(((t - zero_point) * ma + (z - z_zero_point) * mb + 2^(k-1)) >> k
   // + y_zero_point).
   bool residual = false;
@@ -34,6 +36,9 @@ struct Requant {
 };
 
 Requant make_requant(const int8::OutputStage& st, int64_t channels);
+// The same, for `node` (a QConv or QGemm; st = int8::parse_output_stage of it): with the smooth
+// activation of its float output.
+Requant make_requant(const Node& node, const int8::OutputStage& st, int64_t channels);
 
 // The float output of a tile laid out as RequantTile's.
 void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
