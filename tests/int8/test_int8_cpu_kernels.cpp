@@ -254,6 +254,24 @@ TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int
       require_equal(run_cpu("DequantizeLinear", "", din, {false, true, true}, {}, 2), d);
     }
   }
+  // Quotients at the rounding boundaries ((k + 1/2) * scale and its neighbours a few ulps
+  // away), where the CPU kernel's division-free quotient must round as x / scale does; scales
+  // at the ends of its range (2^-60, 2^60) and past them (divided), and tiny inputs.
+  for (float scale : {0.1f, 0.0123f, 3.7f, 1.9999999f, 0x1p-60f, 0x1p60f, 0x1p-61f, 0x1p61f}) {
+    INFO("scale " << scale);
+    std::vector<float> v;
+    for (int k = -300; k <= 300; ++k) {
+      float b = (float(k) + 0.5f) * scale;
+      for (int step = 0; step < 3; ++step) b = std::nextafter(b, -INFINITY);
+      for (int step = 0; step < 7; ++step, b = std::nextafter(b, INFINITY)) v.push_back(b);
+    }
+    for (float t : {0x1p-126f, -0x1p-149f, 0x1p-100f * scale, 1e30f, -1e38f}) v.push_back(t);
+    Tensor xs(DType::f32, Shape{int64_t(v.size())});
+    std::copy(v.begin(), v.end(), xs.data<float>());
+    std::vector<Tensor> in{xs, Tensor::scalar<float>(scale), Tensor::scalar<int8_t>(5)};
+    require_equal(run_cpu("QuantizeLinear", "", in, {false, true, true}, {}, 1),
+                  run_ref("QuantizeLinear", "", in, {})[0]);
+  }
   // Per axis, and int32 (bias) dequantization.
   Tensor x = random_tensor(Shape{2, 5, 3, 4}, rng, -5.f, 5.f);
   Tensor s = random_tensor(Shape{5}, rng, 0.01f, 0.1f);
