@@ -6,6 +6,7 @@
 #include <set>
 
 #include "graph/passes/passes.h"
+#include "graph/passes/quantize.h"
 #include "graph/passes/rewrite.h"
 #include "minfer/registry.h"
 
@@ -212,8 +213,18 @@ bool fuse_int8_smooth_activation(Graph& g, PassLog& log) {
         rewrite::is_op(n, "QConv", kMinferDomain) || rewrite::is_op(n, "QGemm", kMinferDomain);
     if (!int8_op || n->attrs.has("y_scale") || has_activation(n)) continue;
     Attributes attrs = n->attrs;
-    const std::vector<Node*> act = smooth_activation_of(n->outputs[0], attrs);
+    std::vector<Node*> act = smooth_activation_of(n->outputs[0], attrs);
     if (act.empty()) continue;
+    // A per-tensor int8 QuantizeLinear as the activation's only user: the op's int8 output.
+    Node* q = rewrite::sole_user(act.back()->outputs[0]);
+    const auto p = rewrite::is_op(q, "QuantizeLinear") && q->inputs[0] == act.back()->outputs[0]
+                       ? quant::qdq_params(*q)
+                       : std::nullopt;
+    if (p && p->per_tensor() && p->dtype == DType::i8) {
+      attrs.set("y_scale", p->scale[0]);
+      attrs.set("y_zero_point", int64_t{p->zero_point[0]});
+      act.push_back(q);
+    }
     Node* fused = g.add_node(n->op_type, n->name, n->inputs, 1, std::move(attrs), kMinferDomain);
     std::string what = "fused " + n->describe();
     for (const Node* a : act) what += " + " + a->describe();

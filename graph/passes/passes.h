@@ -18,7 +18,8 @@ bool fuse_conv_residual(Graph& g, PassLog& log);    // Conv + Add(shortcut) [+ R
 bool fuse_conv_activation(Graph& g, PassLog& log);  // Conv + Relu/Clip
 // Conv + Sigmoid/HardSigmoid/HardSwish, x * Sigmoid(x) (SiLU), x * HardSigmoid(x) (HardSwish)
 bool fuse_conv_smooth_activation(Graph& g, PassLog& log);
-// QConv/QGemm with a float output + the same smooth activations (int8 EfficientNet's SiLU)
+// QConv/QGemm with a float output + the same smooth activations (int8 EfficientNet's SiLU),
+// and the int8 QuantizeLinear after them if that is their only user
 bool fuse_int8_smooth_activation(Graph& g, PassLog& log);
 bool fuse_layer_norm(Graph& g, PassLog& log);      // decomposed LayerNorm -> one node
 bool fuse_gelu(Graph& g, PassLog& log);            // x * 0.5 * (1 + Erf(x / sqrt 2)) -> Gelu

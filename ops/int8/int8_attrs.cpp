@@ -59,20 +59,26 @@ OutputStage parse_output_stage(const Node& node, int64_t channels, bool has_resi
   if (sw.size() == 1) sw.assign(static_cast<size_t>(channels), sw[0]);
 
   st.int8_out = node.attrs.has("y_scale");
-  if (!st.int8_out) {
-    op_require(node, !has_residual, "a fused residual needs an int8 output (y_scale)");
-    const std::string act = node.attrs.get_string("activation", "");
-    op_require(node,
-               act.empty() || act == "Relu" || act == "Sigmoid" || act == "Silu" ||
-                   act == "HardSigmoid" || act == "HardSwish",
+  const std::string act = node.attrs.get_string("activation", "");
+  const bool smooth =
+      act == "Sigmoid" || act == "Silu" || act == "HardSigmoid" || act == "HardSwish";
+  if (!st.int8_out || smooth) {
+    op_require(node, !has_residual, "a fused residual needs an int8 output without activation");
+    op_require(node, act.empty() || act == "Relu" || smooth,
                "activation must be \"\", \"Relu\", \"Sigmoid\", \"Silu\", \"HardSigmoid\" or "
                "\"HardSwish\" for a float output, got \"" + act + "\"");
     st.relu = act == "Relu";
-    st.smooth = !act.empty() && !st.relu;
+    st.smooth = smooth;
     for (float s : sw) st.out_scale.push_back(sx * s);  // the float32 product
+    if (!st.int8_out) return st;
+    // An int8 output after a smooth activation: QuantizeLinear of the float output.
+    op_require(node, !node.attrs.has("y_min") && !node.attrs.has("y_max"),
+               "an int8 output after activation \"" + act + "\" saturates to int8: no y_min/y_max");
+    st.quantize_float = true;
+    st.y_scale = require_scale(node, "y_scale");
+    st.y_zero_point = require_zero_point(node, "y_zero_point");
     return st;
   }
-  const std::string act = node.attrs.get_string("activation", "");
   op_require(node, act.empty(),
              "activation \"" + act +
                  "\" needs a float output (no y_scale); an int8 output clamps with y_min/y_max");

@@ -36,6 +36,10 @@ struct OutputStage {
   // FusedConv's (apply_fused_activation: int8 graphs of EfficientNet's convs + SiLU).
   std::vector<float> out_scale;
   bool relu = false, smooth = false;
+  // int8 output after a smooth activation: y = QuantizeLinear(the float output above, y_scale,
+  // y_zero_point), saturated to int8 (the float output's QuantizeLinear, folded).
+  bool quantize_float = false;
+  float y_scale = 1.f;
   // fused residual (int8 only): y = QAdd(t, z).
   bool residual = false;
   AddMultipliers add;

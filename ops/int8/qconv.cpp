@@ -15,6 +15,15 @@ const std::vector<std::string> kStageAttributes = {
     "conv_max", "z_scale",      "z_zero_point", "activation",      "activation_alpha",
     "activation_beta"};
 
+// A float stage's output quantized to int8 (OutputStage::quantize_float).
+Tensor quantize_output(const int8::OutputStage& st, const Tensor& y) {
+  Tensor q(DType::i8, y.shape());
+  for (int64_t i = 0; i < y.numel(); ++i)
+    q.data<int8_t>()[i] = static_cast<int8_t>(
+        int8::quantize_value(y.data<float>()[i], st.y_scale, st.y_zero_point, -128, 127));
+  return q;
+}
+
 void infer_qconv(InferContext& ctx) {
   require_dtype(ctx, 0, {DType::i8});
   require_dtype(ctx, 1, {DType::i8});
@@ -56,7 +65,8 @@ std::vector<Tensor> qconv_reference(const Node& node, const std::vector<Tensor>&
   op_require(node, g.rank() <= 3, "reference QConv supports 1 to 3 spatial dims");
   const int8::OutputStage st = int8::parse_output_stage(node, g.out_channels, residual);
   const int32_t zx = int8::x_zero_point(node);
-  Tensor y(st.int8_out ? DType::i8 : DType::f32, window_output_shape(g, x.shape(), g.out_channels));
+  const bool float_stage = !st.int8_out || st.quantize_float;
+  Tensor y(float_stage ? DType::f32 : DType::i8, window_output_shape(g, x.shape(), g.out_channels));
   Window3 q = to_window3(g);
   const int8_t* xp = x.data<int8_t>();
   const int8_t* wp = w.data<int8_t>();
@@ -93,7 +103,7 @@ std::vector<Tensor> qconv_reference(const Node& node, const std::vector<Tensor>&
               }
             }
             const int32_t a = int8::wrap_int32(acc);
-            if (st.int8_out)
+            if (!float_stage)
               y.data<int8_t>()[out_index] =
                   int8::stage_int8(st, a, m, residual ? zp[out_index] : 0);
             else
@@ -101,6 +111,7 @@ std::vector<Tensor> qconv_reference(const Node& node, const std::vector<Tensor>&
           }
     }
   if (st.smooth) apply_fused_activation(node, y);
+  if (st.quantize_float) y = quantize_output(st, y);
   return {nhwc ? int8::nchw_to_nhwc(y) : y};
 }
 
@@ -132,7 +143,8 @@ std::vector<Tensor> qgemm_reference(const Node& node, const std::vector<Tensor>&
   const int64_t N = a.dim(0), K = a.dim(1), M = w.dim(0);
   const int8::OutputStage st = int8::parse_output_stage(node, M, false);
   const int32_t za = int8::x_zero_point(node);
-  Tensor y(st.int8_out ? DType::i8 : DType::f32, Shape{N, M});
+  const bool float_stage = !st.int8_out || st.quantize_float;
+  Tensor y(float_stage ? DType::f32 : DType::i8, Shape{N, M});
   const int8_t* ap = a.data<int8_t>();
   const int8_t* wp = w.data<int8_t>();
   for (int64_t n = 0; n < N; ++n)
@@ -140,12 +152,13 @@ std::vector<Tensor> qgemm_reference(const Node& node, const std::vector<Tensor>&
       int64_t acc = b.defined() ? b.data<int32_t>()[m] : 0;
       for (int64_t k = 0; k < K; ++k) acc += (int64_t{ap[n * K + k]} - za) * int64_t{wp[m * K + k]};
       const int32_t v = int8::wrap_int32(acc);
-      if (st.int8_out)
+      if (!float_stage)
         y.data<int8_t>()[n * M + m] = int8::stage_int8(st, v, m, 0);
       else
         y.data<float>()[n * M + m] = int8::stage_float(st, v, m);
     }
   if (st.smooth) apply_fused_activation(node, y);
+  if (st.quantize_float) y = quantize_output(st, y);
   return {y};
 }
 

@@ -171,9 +171,51 @@ TEST_CASE("QConv refuses an activation its output cannot take", "[int8]") {
   a.set("activation", std::string("Gelu"));  // not one of a float output's
   CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
                     Catch::Contains("activation must be") && Catch::Contains("Gelu"));
-  a.set("activation", std::string("Silu"));  // a smooth activation needs a float output
+  // An int8 output takes a Relu as its clamp (y_min), not as an activation.
+  a.set("activation", std::string("Relu"));
   a.set("y_scale", 0.5f);
-  CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a), Catch::Contains("Silu"));
+  CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a), Catch::Contains("y_min"));
+  // After a smooth activation an int8 output saturates to int8 only.
+  a.set("activation", std::string("Silu"));
+  a.set("y_min", int64_t{0});
+  CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
+                    Catch::Contains("Silu") && Catch::Contains("y_min"));
+}
+
+// An int8 output after a smooth activation (the float output's QuantizeLinear folded, as in
+// int8 EfficientNet): the kernels quantize their float output as the QuantizeLinear kernel
+// does, the reference its own (exp in double), so a value on a rounding boundary may differ by
+// one; the fused graph equals the unfused one bit for bit (test_quantize_graph.cpp).
+TEST_CASE("CPU QConv int8 outputs after a smooth activation match the reference", "[int8]") {
+  IsaGuard guard;
+  std::mt19937 rng(25);
+  const QConvShape shapes[] = {{1, 9, 11, 24, 40, 1, 1, 1, 0, 1, 1},
+                               {1, 14, 13, 33, 33, 3, 3, 2, 1, 33, 1}};
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    cpu::set_isa_cap(isa);
+    for (const QConvShape& cc : shapes)
+      for (const char* act : {"Silu", "Sigmoid", "HardSwish"}) {
+        INFO(cpu::isa_name(isa) << " " << cc << " " << act);
+        Attributes a;
+        std::vector<Tensor> in = make_qconv(cc, QConvVariant::FloatOut, rng, a);
+        a.set("activation", std::string(act));
+        a.set("y_scale", std::string(act) == "Sigmoid" ? 0.004f : 0.05f);
+        a.set("y_zero_point", int64_t{-20});
+        const Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
+        const Tensor got = run_cpu("QConv", kMinferDomain, in, {false, true, true}, a, 2);
+        REQUIRE(got.dtype() == DType::i8);
+        REQUIRE(got.shape() == expect.shape());
+        int64_t off_by_one = 0, spread = 0;
+        for (int64_t i = 0; i < got.numel(); ++i) {
+          const int d = std::abs(int(got.data<int8_t>()[i]) - int(expect.data<int8_t>()[i]));
+          REQUIRE(d <= 1);
+          off_by_one += d;
+          spread += expect.data<int8_t>()[i] != expect.data<int8_t>()[0];
+        }
+        CHECK(off_by_one * 100 <= got.numel());
+        CHECK(spread * 2 > got.numel());  // the outputs are not all one saturated value
+      }
+  }
 }
 
 // The requantizing epilogue on its own, over accumulators the kernel tests' data rarely hold

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/int8/kernels.h"
 #include "backends/cpu/int8/qgemm.h"
+#include "backends/cpu/int8/requant.h"
 #include "backends/cpu/parallel.h"
 #include "ops/int8/int8_ops.h"
 
@@ -76,30 +77,6 @@ void for_each_span(const AxisLayout& l, int threads, F&& f) {
                });
 }
 
-MINFER_TARGET_AVX2 void quantize_span(const float* x, int64_t n, float scale, int32_t zp,
-                                      bool to_u8, void* out) {
-  const int32_t lo = to_u8 ? 0 : -128, hi = to_u8 ? 255 : 127;
-  const __m256 s = _mm256_set1_ps(scale), zf = _mm256_set1_ps(float(zp));
-  const __m256 lof = _mm256_set1_ps(float(lo)), hif = _mm256_set1_ps(float(hi));
-  const __m256i zi = _mm256_set1_epi32(zp);
-  uint8_t* y = static_cast<uint8_t*>(out);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), s),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 nan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
-    const __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zf), lof), hif);
-    __m256i q = _mm256_cvttps_epi32(v);
-    q = _mm256_blendv_epi8(q, zi, _mm256_castps_si256(nan));
-    const __m256i w = _mm256_packs_epi32(q, q);
-    const __m256i b = to_u8 ? _mm256_packus_epi16(w, w) : _mm256_packs_epi16(w, w);
-    const int64_t bytes = _mm_cvtsi128_si64(
-        _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)));
-    std::memcpy(y + i, &bytes, 8);
-  }
-  for (; i < n; ++i) y[i] = static_cast<uint8_t>(int8::quantize_value(x[i], scale, zp, lo, hi));
-}
-
 class QuantizeKernel final : public Kernel {
  public:
   static bool supports(const PrepareContext& ctx) {
@@ -115,7 +92,7 @@ class QuantizeKernel final : public Kernel {
     const float* x = ctx.inputs[0]->data<float>();
     uint8_t* y = static_cast<uint8_t*>(ctx.outputs[0]->raw());
     for_each_span(layout_, ctx.threads, [&](float s, int32_t z, int64_t off, int64_t n) {
-      quantize_span(x + off, n, s, z, to_u8_, y + off);
+      q8::quantize_floats(x + off, n, s, z, to_u8_, y + off);
     });
   }
 

@@ -242,13 +242,15 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
   }
 }
 
-void QConvKernel::store_tile(const q8::RequantParams& rq, const int32_t* c, int rows, int64_t p,
+void QConvKernel::store_tile(const q8::RequantParams& rq, int32_t* c, int rows, int64_t p,
                              int64_t g, int64_t b, const int8_t* z, void* y) const {
   const int nr = kern_->nr;
   const int64_t cols = std::min<int64_t>(nr, d_.mg - b * nr);
   const int64_t c0 = g * d_.mg + b * nr;
   const int64_t out = p * d_.m + c0;
-  if (rq_.int8_out)
+  if (rq_.quantize_float)
+    q8::quantize_tile(rq_, c, nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m);
+  else if (rq_.int8_out)
     requant_(rq, c, nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m, z ? z + out : nullptr);
   else
     q8::dequant_tile(rq_, c, nr, rows, c0, cols, static_cast<float*>(y) + out, d_.m);

@@ -62,7 +62,7 @@ class QConvKernel final : public Kernel {
                 int64_t b0, int64_t b1, uint8_t* workspace) const;
   // Writes tile c (rows x nr int32 sums) of output pixels [p, p + rows), channel block b of
   // group g: requantized to int8 (rq = rq_.params(), plus the residual z) or dequantized.
-  void store_tile(const q8::RequantParams& rq, const int32_t* c, int rows, int64_t p, int64_t g,
+  void store_tile(const q8::RequantParams& rq, int32_t* c, int rows, int64_t p, int64_t g,
                   int64_t b, const int8_t* z, void* y) const;
 
   // The implicit GEMM: the padded copy of every image (pad_h_ x pad_w_ pixels), then output

@@ -120,7 +120,9 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
     for (int64_t ox = ox_hi; ox < ow_; ++ox) edge_pixel(ox);
     // The row's pixels as the rows of one tile of all channels.
     const int64_t out = r * ow_ * c;
-    if (rq_.int8_out)
+    if (rq_.quantize_float)
+      q8::quantize_tile(rq_, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c);
+    else if (rq_.int8_out)
       requant_(rq, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c, z ? z + out : nullptr);
     else
       q8::dequant_tile(rq_, acc, c, int(ow_), 0, c, static_cast<float*>(y) + out, c);

@@ -26,6 +26,9 @@ struct Requant {
   int32_t zero_point = 0, qmin = -128, qmax = 127;
   bool relu = false;
   Activation smooth;  // float output: the smooth activation after the scale (or none)
+  // int8 output through the float one (after a smooth activation): QuantizeLinear of it.
+  bool quantize_float = false;
+  float y_scale = 1.f;
   // Fused residual: y = clamp(((t - zero_point) * ma + (z - z_zero_point) * mb + 2^(k-1)) >> k
   // + y_zero_point).
   bool residual = false;
@@ -43,5 +46,12 @@ Requant make_requant(const Node& node, const int8::OutputStage& st, int64_t chan
 // The float output of a tile laid out as RequantTile's.
 void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
                   int64_t cols, float* y, int64_t y_stride);
+// The int8 output of rq.quantize_float: the float output, made in acc's place, quantized.
+void quantize_tile(const Requant& rq, int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
+                   int64_t cols, int8_t* y, int64_t y_stride);
+// ONNX QuantizeLinear of n floats to int8 (or uint8): round(x / scale) + zero_point, saturated;
+// a NaN gives the zero point. AVX2; equal to int8::quantize_value.
+void quantize_floats(const float* x, int64_t n, float scale, int32_t zero_point, bool to_u8,
+                     void* out);
 
 }  // namespace minfer::cpu::q8
