@@ -273,46 +273,67 @@ TEST_CASE("CPU int8 requantize epilogue equals stage_int8 on every ISA path", "[
       }
 }
 
+// QuantizeLinear at every ISA level (16 floats a vector on AVX-512, 8 on AVX2), against the
+// reference: random values, NaN and infinities, ties, the rounding boundaries ((k + 1/2) * scale
+// and the floats around it), scales from 2^-61 to 2^61, tiny and huge inputs, lengths around
+// the vectors, int8 and uint8.
+TEST_CASE("CPU QuantizeLinear equals the reference bit for bit on every ISA path", "[int8]") {
+  IsaGuard guard;
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    cpu::set_isa_cap(isa);
+    std::mt19937 rng(8);
+    for (int64_t numel : {1, 7, 8, 15, 16, 17, 31, 1000, 40000}) {
+      INFO(cpu::isa_name(isa) << " numel " << numel);
+      Tensor x = random_tensor(Shape{numel}, rng, -300.f, 300.f);
+      x.data<float>()[0] = 2.5f;  // ties to even
+      if (numel > 5) {
+        x.data<float>()[1] = NAN;
+        x.data<float>()[2] = INFINITY;
+        x.data<float>()[3] = -INFINITY;
+        x.data<float>()[4] = 1.5f;
+      }
+      for (DType t : {DType::i8, DType::u8}) {
+        Tensor z = t == DType::i8 ? Tensor::scalar<int8_t>(-3) : Tensor::scalar<uint8_t>(130);
+        std::vector<Tensor> in{x, Tensor::scalar<float>(1.f), z};
+        Tensor q = run_ref("QuantizeLinear", "", in, {})[0];
+        for (int threads : {1, 2})
+          require_equal(run_cpu("QuantizeLinear", "", in, {false, true, true}, {}, threads), q);
+      }
+    }
+    for (float scale : {0.1f, 0.0123f, 3.7f, 1.9999999f, 0x1p-60f, 0x1p60f, 0x1p-61f, 0x1p61f}) {
+      INFO(cpu::isa_name(isa) << " scale " << scale);
+      std::vector<float> v;
+      for (int k = -300; k <= 300; ++k) {
+        float b = (float(k) + 0.5f) * scale;
+        for (int step = 0; step < 3; ++step) b = std::nextafter(b, -INFINITY);
+        for (int step = 0; step < 7; ++step, b = std::nextafter(b, INFINITY)) v.push_back(b);
+      }
+      for (float t : {0x1p-126f, -0x1p-149f, 0x1p-100f * scale, 1e30f, -1e38f}) v.push_back(t);
+      Tensor xs(DType::f32, Shape{int64_t(v.size())});
+      std::copy(v.begin(), v.end(), xs.data<float>());
+      for (DType t : {DType::i8, DType::u8}) {
+        Tensor z = t == DType::i8 ? Tensor::scalar<int8_t>(5) : Tensor::scalar<uint8_t>(100);
+        std::vector<Tensor> in{xs, Tensor::scalar<float>(scale), z};
+        require_equal(run_cpu("QuantizeLinear", "", in, {false, true, true}, {}, 1),
+                      run_ref("QuantizeLinear", "", in, {})[0]);
+      }
+    }
+  }
+}
+
 TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int8]") {
   std::mt19937 rng(8);
   for (int64_t numel : {1, 7, 8, 31, 1000, 40000}) {
     INFO("numel " << numel);
     Tensor x = random_tensor(Shape{numel}, rng, -300.f, 300.f);
-    x.data<float>()[0] = 2.5f;  // ties to even
-    if (numel > 5) {
-      x.data<float>()[1] = NAN;
-      x.data<float>()[2] = INFINITY;
-      x.data<float>()[3] = -INFINITY;
-      x.data<float>()[4] = 1.5f;
-    }
     for (DType t : {DType::i8, DType::u8}) {
       Tensor z = t == DType::i8 ? Tensor::scalar<int8_t>(-3) : Tensor::scalar<uint8_t>(130);
       std::vector<Tensor> in{x, Tensor::scalar<float>(1.f), z};
       Tensor q = run_ref("QuantizeLinear", "", in, {})[0];
-      for (int threads : {1, 2})
-        require_equal(run_cpu("QuantizeLinear", "", in, {false, true, true}, {}, threads), q);
       std::vector<Tensor> din{q, Tensor::scalar<float>(0.37f), z};
       Tensor d = run_ref("DequantizeLinear", "", din, {})[0];
       require_equal(run_cpu("DequantizeLinear", "", din, {false, true, true}, {}, 2), d);
     }
-  }
-  // Quotients at the rounding boundaries ((k + 1/2) * scale and its neighbours a few ulps
-  // away), where the CPU kernel's division-free quotient must round as x / scale does; scales
-  // at the ends of its range (2^-60, 2^60) and past them (divided), and tiny inputs.
-  for (float scale : {0.1f, 0.0123f, 3.7f, 1.9999999f, 0x1p-60f, 0x1p60f, 0x1p-61f, 0x1p61f}) {
-    INFO("scale " << scale);
-    std::vector<float> v;
-    for (int k = -300; k <= 300; ++k) {
-      float b = (float(k) + 0.5f) * scale;
-      for (int step = 0; step < 3; ++step) b = std::nextafter(b, -INFINITY);
-      for (int step = 0; step < 7; ++step, b = std::nextafter(b, INFINITY)) v.push_back(b);
-    }
-    for (float t : {0x1p-126f, -0x1p-149f, 0x1p-100f * scale, 1e30f, -1e38f}) v.push_back(t);
-    Tensor xs(DType::f32, Shape{int64_t(v.size())});
-    std::copy(v.begin(), v.end(), xs.data<float>());
-    std::vector<Tensor> in{xs, Tensor::scalar<float>(scale), Tensor::scalar<int8_t>(5)};
-    require_equal(run_cpu("QuantizeLinear", "", in, {false, true, true}, {}, 1),
-                  run_ref("QuantizeLinear", "", in, {})[0]);
   }
   // Per axis, and int32 (bias) dequantization.
   Tensor x = random_tensor(Shape{2, 5, 3, 4}, rng, -5.f, 5.f);

@@ -87,18 +87,20 @@ class QuantizeKernel final : public Kernel {
   void prepare(PrepareContext& ctx) override {
     layout_ = axis_layout(ctx);
     to_u8_ = ctx.outputs[0].dtype == DType::u8;
+    quantize_ = q8::quantize_kernels(active_isa()).floats;
   }
   void run(RunContext& ctx) const override {
     const float* x = ctx.inputs[0]->data<float>();
     uint8_t* y = static_cast<uint8_t*>(ctx.outputs[0]->raw());
     for_each_span(layout_, ctx.threads, [&](float s, int32_t z, int64_t off, int64_t n) {
-      q8::quantize_floats(x + off, n, s, z, to_u8_, y + off);
+      quantize_(x + off, n, s, z, to_u8_, y + off);
     });
   }
 
  private:
   AxisLayout layout_;
   bool to_u8_ = false;
+  q8::QuantizeFloats quantize_ = nullptr;  // at the ISA level
 };
 
 MINFER_TARGET_AVX2 void dequantize_span(const void* in, DType t, int64_t n, float scale, int32_t zp,

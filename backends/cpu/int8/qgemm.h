@@ -35,6 +35,8 @@ const MicroKernels& micro_kernels(Isa isa);
 const RequantKernels& requant_kernels(Isa isa);
 // The depthwise conv's sums of the same level.
 const DepthwiseKernels& depthwise_kernels(Isa isa);
+// QuantizeLinear of floats at the same level.
+const QuantizeKernels& quantize_kernels(Isa isa);
 
 // The constant every packed activation is offset by, plus the input zero point: the
 // accumulator init of channel j is bias[j] - a_offset(k, zx) * sum_k W[j][k].

@@ -27,6 +27,7 @@ Requant make_requant(const int8::OutputStage& st, int64_t channels) {
     rq.quantize_float = st.quantize_float;
     rq.y_scale = st.y_scale;
     rq.y_zero_point = st.y_zero_point;
+    if (st.quantize_float) rq.quantize = quantize_kernels(active_isa()).floats;
     return rq;
   }
   rq.m.assign(padded, 0);
@@ -127,40 +128,15 @@ void quantize_tile(const Requant& rq, int32_t* acc, int64_t acc_stride, int rows
   float* f = reinterpret_cast<float*>(acc);  // each vector read before it is overwritten
   dequant_tile(rq, acc, acc_stride, rows, c0, cols, f, acc_stride);
   if (cols == acc_stride) {
-    // The whole tile in one call, then its rows to y: quantize_floats' dependent chain is
+    // The whole tile in one call, then its rows to y: the quantize loop's dependent chain is
     // long, and one call per row of 32 floats left too few iterations to overlap.
     int8_t* q = reinterpret_cast<int8_t*>(acc);  // (bytes written behind the floats read)
-    quantize_floats(f, rows * cols, rq.y_scale, rq.y_zero_point, false, q);
+    rq.quantize(f, rows * cols, rq.y_scale, rq.y_zero_point, false, q);
     for (int r = 0; r < rows; ++r) std::memcpy(y + r * y_stride, q + r * cols, size_t(cols));
     return;
   }
   for (int r = 0; r < rows; ++r)
-    quantize_floats(f + r * acc_stride, cols, rq.y_scale, rq.y_zero_point, false,
-                    y + r * y_stride);
-}
-
-MINFER_TARGET_AVX2 void quantize_floats(const float* x, int64_t n, float scale, int32_t zp,
-                                        bool to_u8, void* out) {
-  const int32_t lo = to_u8 ? 0 : -128, hi = to_u8 ? 255 : 127;
-  const __m256 s = _mm256_set1_ps(scale), zf = _mm256_set1_ps(float(zp));
-  const __m256 lof = _mm256_set1_ps(float(lo)), hif = _mm256_set1_ps(float(hi));
-  const __m256i zi = _mm256_set1_epi32(zp);
-  uint8_t* y = static_cast<uint8_t*>(out);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), s),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 nan = _mm256_cmp_ps(r, r, _CMP_UNORD_Q);
-    const __m256 v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, zf), lof), hif);
-    __m256i q = _mm256_cvttps_epi32(v);
-    q = _mm256_blendv_epi8(q, zi, _mm256_castps_si256(nan));
-    const __m256i w = _mm256_packs_epi32(q, q);
-    const __m256i b = to_u8 ? _mm256_packus_epi16(w, w) : _mm256_packs_epi16(w, w);
-    const int64_t bytes = _mm_cvtsi128_si64(
-        _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)));
-    std::memcpy(y + i, &bytes, 8);
-  }
-  for (; i < n; ++i) y[i] = static_cast<uint8_t>(int8::quantize_value(x[i], scale, zp, lo, hi));
+    rq.quantize(f + r * acc_stride, cols, rq.y_scale, rq.y_zero_point, false, y + r * y_stride);
 }
 
 }  // namespace minfer::cpu::q8

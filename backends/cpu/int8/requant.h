@@ -13,6 +13,8 @@
 
 namespace minfer::cpu::q8 {
 
+using QuantizeFloats = decltype(QuantizeKernels::floats);
+
 struct Requant {
   bool int8_out = true;
   // Per channel (padded by 32 so 8-lane loads never run past the end).
@@ -29,6 +31,7 @@ struct Requant {
   // int8 output through the float one (after a smooth activation): QuantizeLinear of it.
   bool quantize_float = false;
   float y_scale = 1.f;
+  QuantizeFloats quantize = nullptr;  // at the ISA level
   // Fused residual: y = clamp(((t - zero_point) * ma + (z - z_zero_point) * mb + 2^(k-1)) >> k
   // + y_zero_point).
   bool residual = false;
@@ -49,9 +52,5 @@ void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int
 // The int8 output of rq.quantize_float: the float output, made in acc's place, quantized.
 void quantize_tile(const Requant& rq, int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
                    int64_t cols, int8_t* y, int64_t y_stride);
-// ONNX QuantizeLinear of n floats to int8 (or uint8): round(x / scale) + zero_point, saturated;
-// a NaN gives the zero point. AVX2; equal to int8::quantize_value.
-void quantize_floats(const float* x, int64_t n, float scale, int32_t zero_point, bool to_u8,
-                     void* out);
 
 }  // namespace minfer::cpu::q8

@@ -79,6 +79,14 @@ struct RequantKernels {
   RequantTile tile;
 };
 
+// ONNX QuantizeLinear of n floats to int8 (or uint8: to_u8) of one ISA level (backends/cpu/isa/
+// quantize_floats.cpp), equal to int8::quantize_value.
+struct QuantizeKernels {
+  Isa isa;
+  void (*floats)(const float* x, int64_t n, float scale, int32_t zero_point, bool to_u8,
+                 void* out);
+};
+
 // A run of `pixels` output pixels of an int8 depthwise conv (NHWC; backends/cpu/int8/
 // qdepthwise_kernel.h): pixel p's tap (ky, kx) reads its channels at rows[ky] + p * pixel_step +
 // kx * tap_step, and acc[p * channels + c] = init[c] + sum over the taps of x * w[tap][c] (the
@@ -220,6 +228,7 @@ struct LevelKernels {
   const q8::MicroKernels* int8;
   const q8::RequantKernels* int8_requant;
   const q8::DepthwiseKernels* int8_depthwise;
+  const q8::QuantizeKernels* int8_quantize;
   const f32::MicroKernels* fp32;
   const f32::DepthwisePlanes* depthwise_planes;
   const f32::DepthwiseChannelKernels* depthwise_channels;

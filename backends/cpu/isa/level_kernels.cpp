@@ -8,6 +8,7 @@ namespace minfer::cpu::MINFER_ISA_NS {
 extern const q8::MicroKernels kInt8MicroKernels;                // qgemm_micro.cpp
 extern const q8::RequantKernels kRequantKernels;                // requant_tile.cpp
 extern const q8::DepthwiseKernels kInt8Depthwise;               // qdepthwise_sums.cpp
+extern const q8::QuantizeKernels kQuantizeKernels;              // quantize_floats.cpp
 extern const f32::MicroKernels kFp32MicroKernels;               // sgemm_micro.cpp
 extern const f32::DepthwisePlanes kDepthwisePlanes;             // depthwise_plane.cpp
 extern const f32::DepthwiseChannelKernels kDepthwiseChannels;  // depthwise_channels.cpp
@@ -18,6 +19,7 @@ const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
                                  &kRequantKernels,
                                  &kInt8Depthwise,
+                                 &kQuantizeKernels,
                                  &kFp32MicroKernels,
                                  &kDepthwisePlanes,
                                  &kDepthwiseChannels,
