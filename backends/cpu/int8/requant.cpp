@@ -1,7 +1,5 @@
 #include "backends/cpu/int8/requant.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -28,6 +26,7 @@ Requant make_requant(const int8::OutputStage& st, int64_t channels) {
     rq.y_scale = st.y_scale;
     rq.y_zero_point = st.y_zero_point;
     if (st.quantize_float) rq.quantize = quantize_kernels(active_isa()).floats;
+    rq.dequant = requant_kernels(active_isa()).dequant;
     return rq;
   }
   rq.m.assign(padded, 0);
@@ -82,40 +81,9 @@ RequantParams Requant::params() const {
           y_min,     y_max};
 }
 
-namespace {
-
-MINFER_TARGET_AVX2 inline __m256i load8(const int32_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-
-}  // namespace
-
-MINFER_TARGET_AVX2 void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride,
-                                     int rows, int64_t c0, int64_t cols, float* y,
-                                     int64_t y_stride) {
-  const __m256 zero = _mm256_setzero_ps();
-  for (int64_t j = 0; j < cols; j += 8) {
-    const __m256 scale = _mm256_loadu_ps(&rq.scale[c0 + j]);
-    const int64_t n = std::min<int64_t>(8, cols - j);
-    for (int r = 0; r < rows; ++r) {
-      int32_t tail[8] = {0};
-      const int32_t* src = acc + r * acc_stride + j;
-      if (n < 8) {
-        std::memcpy(tail, src, n * 4);
-        src = tail;
-      }
-      __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(load8(src)), scale);
-      if (rq.relu) v = _mm256_max_ps(v, zero);  // max(v, +0): -0 and NaN give +0, as the reference
-      float* out = y + r * y_stride + j;
-      if (n == 8) {
-        _mm256_storeu_ps(out, v);
-      } else {
-        float buf[8];
-        _mm256_storeu_ps(buf, v);
-        std::memcpy(out, buf, n * 4);
-      }
-    }
-  }
+void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
+                  int64_t cols, float* y, int64_t y_stride) {
+  rq.dequant(rq.scale.data(), rq.relu, acc, acc_stride, rows, c0, cols, y, y_stride);
   // The smooth activation while the tile is in cache: in one call where its rows are adjacent
   // (a call per row of 32 floats cost more than the activation).
   if (!rq.smooth.enabled) return;

@@ -1,7 +1,7 @@
 // The output stage of the int8 CPU kernels: the exact integers of int8::stage_int8 /
 // int8::stage_float (ops/int8/int8_ops.h), from per-channel parameters laid out for vector
-// loads. The int8 output runs at the kernels' ISA level (RequantKernels, backends/cpu/isa/
-// requant_tile.cpp); the float output here, vectorized with AVX2.
+// loads. Both outputs run at the kernels' ISA level (RequantKernels, backends/cpu/isa/
+// requant_tile.cpp); here the float output's smooth activation and the int8 output after it.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +32,7 @@ struct Requant {
   bool quantize_float = false;
   float y_scale = 1.f;
   QuantizeFloats quantize = nullptr;  // at the ISA level
+  DequantTile dequant = nullptr;      // the float output at the ISA level
   // Fused residual: y = clamp(((t - zero_point) * ma + (z - z_zero_point) * mb + 2^(k-1)) >> k
   // + y_zero_point).
   bool residual = false;

@@ -73,10 +73,17 @@ using RequantTile = void (*)(const RequantParams& rq, const int32_t* acc, int64_
                              int rows, int64_t c0, int64_t cols, int8_t* y, int64_t y_stride,
                              const int8_t* z);
 
-// The requantizing output stage of one ISA level (backends/cpu/isa/requant_tile.cpp).
+// A tile's float output (laid out as RequantTile's): y = float(acc) * scale[c0 + i], then
+// max(y, +0) with relu; scale is padded by 32. y may be acc itself.
+using DequantTile = void (*)(const float* scale, bool relu, const int32_t* acc,
+                             int64_t acc_stride, int rows, int64_t c0, int64_t cols, float* y,
+                             int64_t y_stride);
+
+// The output stage of one ISA level (backends/cpu/isa/requant_tile.cpp).
 struct RequantKernels {
   Isa isa;
   RequantTile tile;
+  DequantTile dequant;
 };
 
 // ONNX QuantizeLinear of n floats to int8 (or uint8: to_u8) of one ISA level (backends/cpu/isa/

@@ -160,9 +160,36 @@ void requant_tile(const q8::RequantParams& rq, const int32_t* acc, int64_t acc_s
                                                             y, y_stride, z);
 }
 
+// The float output: y = float(acc) * scale[c], then max(y, +0) with relu (-0 and NaN give +0,
+// as the reference's y > 0 ? y : 0). In place (y == acc) too: each vector is read first.
+void dequant_tile(const float* scale, bool relu, const int32_t* acc, int64_t acc_stride,
+                  int rows, int64_t c0, int64_t cols, float* y, int64_t y_stride) {
+  const VF32 zero = zero_f32();
+  for (int64_t j = 0; j < cols; j += kF32Lanes) {
+    const VF32 s = load_f32(scale + c0 + j);  // (padded by 32)
+    const Lanes n = first_lanes(cols - j);
+    const MaskF32 m = first_lanes_f32(int(min64(cols - j, kF32Lanes)));
+    for (int r = 0; r < rows; ++r) {
+      const VI32 a = load_n(acc + r * acc_stride + j, n);
+#if MINFER_ISA_WIDE
+      VF32 v = _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(0xffff, a), s);  // (GCC 12: masked form)
+#else
+      VF32 v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), s);
+#endif
+      if (relu) v = max_f32(v, zero);
+      float* out = y + r * y_stride + j;
+      if (cols - j >= kF32Lanes)
+        store_f32(out, v);
+      else
+        store_f32(out, v, m);
+    }
+  }
+}
+
 }  // namespace
 
 extern const q8::RequantKernels kRequantKernels;
-const q8::RequantKernels kRequantKernels{static_cast<Isa>(MINFER_ISA_LEVEL), requant_tile};
+const q8::RequantKernels kRequantKernels{static_cast<Isa>(MINFER_ISA_LEVEL), requant_tile,
+                                         dequant_tile};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
