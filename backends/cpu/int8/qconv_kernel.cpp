@@ -108,8 +108,10 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   // slower at avxvnni on a Xeon). im2col's tiles run on across output rows.
   const int64_t row_tiles = (d_.ow + geo.mr - 1) / geo.mr;
   const bool chains_covered = geo.kstep == 2 || d_.ow / row_tiles >= 5;
-  // Padded runs add work: at most a fifth more lanes than im2col's rows (the stem: 42 for 37).
-  const bool few_pad_lanes = 5 * d_.kh * run_lanes_ <= 6 * q8::k_steps(geo, K);
+  // Padded runs add work: at most half again as many lanes as im2col's rows (ResNet's stem: 42
+  // for 37; MobileNet's and EfficientNet's 3x3 stride-2 stems: 9 for 7, where im2col's rows
+  // of 3 runs of 9 bytes took twice the time of the products).
+  const bool few_pad_lanes = 2 * d_.kh * run_lanes_ <= 3 * q8::k_steps(geo, K);
   implicit_ = !gemm && !direct_rows_ && contiguous_taps_ && d_.dh == 1 && d_.kh * d_.kw > 1 &&
               geo.kq_align == 1 && few_pad_lanes && chains_covered &&
               padded_bytes <= kMaxPaddedBytes && implicit_enabled();
