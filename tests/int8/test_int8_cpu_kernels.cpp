@@ -45,8 +45,9 @@ Tensor run_cpu(const std::string& op, const std::string& domain, const std::vect
   if (kernel) *kernel = def->name;
   std::unique_ptr<Kernel> k = def->create();
   k->prepare(pc);
-  // The GEMM core and the depthwise sums run at exactly the capped level.
-  if (def->name == "cpu-int8-gemm" || def->name == "cpu-int8-depthwise")
+  // The GEMM core, the depthwise sums and the quantizing loop run at exactly the capped level.
+  if (def->name == "cpu-int8-gemm" || def->name == "cpu-int8-depthwise" ||
+      def->name == "cpu-quantize")
     CHECK(k->variant() == cpu::isa_name(cpu::active_isa()));
   std::vector<uint8_t> ws(pc.workspace_bytes + 64);
   Tensor out(ic.outputs()[0].dtype, ic.outputs()[0].shape);

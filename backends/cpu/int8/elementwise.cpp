@@ -1,5 +1,6 @@
-// QuantizeLinear, DequantizeLinear and QAdd on the CPU, AVX2, bit-exact with the reference
-// kernels (ops/int8): the same float division and rounding, the same integer formula.
+// QuantizeLinear (its loop at the ISA level: backends/cpu/isa/quantize_floats.cpp),
+// DequantizeLinear and QAdd (AVX2) on the CPU, bit-exact with the reference kernels (ops/int8):
+// the same float division and rounding, the same integer formula.
 #include <immintrin.h>
 
 #include <cstring>
@@ -87,8 +88,11 @@ class QuantizeKernel final : public Kernel {
   void prepare(PrepareContext& ctx) override {
     layout_ = axis_layout(ctx);
     to_u8_ = ctx.outputs[0].dtype == DType::u8;
-    quantize_ = q8::quantize_kernels(active_isa()).floats;
+    const q8::QuantizeKernels& k = q8::quantize_kernels(active_isa());
+    quantize_ = k.floats;
+    isa_ = k.isa;
   }
+  std::string variant() const override { return quantize_ ? isa_name(isa_) : ""; }
   void run(RunContext& ctx) const override {
     const float* x = ctx.inputs[0]->data<float>();
     uint8_t* y = static_cast<uint8_t*>(ctx.outputs[0]->raw());
@@ -100,7 +104,8 @@ class QuantizeKernel final : public Kernel {
  private:
   AxisLayout layout_;
   bool to_u8_ = false;
-  q8::QuantizeFloats quantize_ = nullptr;  // at the ISA level
+  q8::QuantizeFloats quantize_ = nullptr;  // at the ISA level isa_
+  Isa isa_{};
 };
 
 MINFER_TARGET_AVX2 void dequantize_span(const void* in, DType t, int64_t n, float scale, int32_t zp,
@@ -215,7 +220,7 @@ void register_int8_elementwise_kernels(OpRegistry& r) {
                      "QuantizeLinear",
                      Device::Type::CPU,
                      {DType::f32},
-                     "cpu-avx2",
+                     "cpu-quantize",
                      QuantizeKernel::supports,
                      [] { return std::make_unique<QuantizeKernel>(); }});
   r.register_kernel({"",
