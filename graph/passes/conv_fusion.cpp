@@ -94,18 +94,18 @@ std::vector<Node*> smooth_activation_of(const Value* x, Attributes& attrs) {
   return {};
 }
 
-// Fuses each conv without an activation with the nodes after it that `match(conv, attrs)`
-// returns (in order; it also sets the activation attributes): one FusedConv takes their place.
-template <typename Match>
-bool fuse_conv_with(Graph& g, PassLog& log, Match match) {
+// Fuses each node with the nodes after it that `match(node, attrs)` returns (in order; it also
+// sets the fused node's attributes, from the node's): make(node, attrs) takes their place.
+template <typename Match, typename Make>
+bool fuse_chains(Graph& g, PassLog& log, Match match, Make make) {
   bool changed = false;
   std::set<const Node*> removed;
   for (Node* n : g.topo_order()) {
-    if (removed.count(n) || !is_conv(n) || has_activation(n)) continue;
+    if (removed.count(n)) continue;  // (freed)
     Attributes attrs = n->attrs;
     const std::vector<Node*> act = match(*n, attrs);
     if (act.empty()) continue;
-    Node* fused = make_fused(g, *n, n->input(2), n->input(3), std::move(attrs));
+    Node* fused = make(*n, std::move(attrs));
     std::string what = "fused " + n->describe();
     for (const Node* a : act) what += " + " + a->describe();
     log.note(what);
@@ -115,6 +115,21 @@ bool fuse_conv_with(Graph& g, PassLog& log, Match match) {
     changed = true;
   }
   return changed;
+}
+
+// Fuses each conv without an activation with the nodes after it that `match(conv, attrs)`
+// returns: one FusedConv takes their place.
+template <typename Match>
+bool fuse_conv_with(Graph& g, PassLog& log, Match match) {
+  return fuse_chains(
+      g, log,
+      [&](const Node& n, Attributes& attrs) -> std::vector<Node*> {
+        if (!is_conv(&n) || has_activation(&n)) return {};
+        return match(n, attrs);
+      },
+      [&](const Node& n, Attributes attrs) {
+        return make_fused(g, n, n.input(2), n.input(3), std::move(attrs));
+      });
 }
 }  // namespace
 
@@ -205,16 +220,12 @@ bool fuse_conv_smooth_activation(Graph& g, PassLog& log) {
 }
 
 bool fuse_int8_smooth_activation(Graph& g, PassLog& log) {
-  bool changed = false;
-  std::set<const Node*> removed;
-  for (Node* n : g.topo_order()) {
-    if (removed.count(n)) continue;  // (freed)
+  auto match = [](const Node& n, Attributes& attrs) -> std::vector<Node*> {
     const bool int8_op =
-        rewrite::is_op(n, "QConv", kMinferDomain) || rewrite::is_op(n, "QGemm", kMinferDomain);
-    if (!int8_op || n->attrs.has("y_scale") || has_activation(n)) continue;
-    Attributes attrs = n->attrs;
-    std::vector<Node*> act = smooth_activation_of(n->outputs[0], attrs);
-    if (act.empty()) continue;
+        rewrite::is_op(&n, "QConv", kMinferDomain) || rewrite::is_op(&n, "QGemm", kMinferDomain);
+    if (!int8_op || n.attrs.has("y_scale") || has_activation(&n)) return {};
+    std::vector<Node*> act = smooth_activation_of(n.outputs[0], attrs);
+    if (act.empty()) return {};
     // A per-tensor int8 QuantizeLinear as the activation's only user: the op's int8 output.
     Node* q = rewrite::sole_user(act.back()->outputs[0]);
     const auto p = rewrite::is_op(q, "QuantizeLinear") && q->inputs[0] == act.back()->outputs[0]
@@ -225,16 +236,11 @@ bool fuse_int8_smooth_activation(Graph& g, PassLog& log) {
       attrs.set("y_zero_point", int64_t{p->zero_point[0]});
       act.push_back(q);
     }
-    Node* fused = g.add_node(n->op_type, n->name, n->inputs, 1, std::move(attrs), kMinferDomain);
-    std::string what = "fused " + n->describe();
-    for (const Node* a : act) what += " + " + a->describe();
-    log.note(what);
-    std::vector<Node*> chain{n};
-    chain.insert(chain.end(), act.begin(), act.end());
-    rewrite::replace_chain(g, chain, fused, removed);
-    changed = true;
-  }
-  return changed;
+    return act;
+  };
+  return fuse_chains(g, log, match, [&](const Node& n, Attributes attrs) {
+    return g.add_node(n.op_type, n.name, n.inputs, 1, std::move(attrs), kMinferDomain);
+  });
 }
 
 }  // namespace minfer::passes
