@@ -2,7 +2,9 @@
 // ISA level. Each int8 input is sign-extended into a 32-bit lane whose weight lane holds w in
 // its low 16 bits and 0 in its high ones, so one vpmaddwd (vpdpwssd on the VNNI levels) gives
 // x * w: no zero-point subtraction (init holds it) and no 32-bit multiply. A register tile of 4
-// pixels x 2 vectors of channels shares each tap's weights between the pixels.
+// pixels x 2 vectors of channels shares each tap's weights between the pixels; on the 512-bit
+// levels 3x3 and 5x5 kernels have their own unrolled tiles, and at stride 1 each input of a
+// kernel row is widened once for all its taps.
 #include "backends/cpu/isa/isa_kernels.h"
 #include "backends/cpu/isa/simd.h"
 
@@ -43,8 +45,12 @@ static inline VI32 dot(VI32 acc, VI32 x, VI32 w) { return madd_i16(acc, x, w); }
 #endif
 
 // P pixels x V vectors of channels from channel c; kTail: the last vector has only m's lanes.
-template <int P, int V, bool kTail>
-static inline void tile(const q8::DepthwiseRun& r, int64_t p0, int64_t c, Mask m) {
+// K > 0: the kernel is K x K, known here, so that its loops unroll and the sums stay in
+// registers (with run-time loops GCC kept them on the stack: the kernel's layers 1.3-1.5x
+// slower); K = 0: any kernel.
+template <int K, int P, int V, bool kTail>
+static inline __attribute__((always_inline, flatten)) void tile(const q8::DepthwiseRun& r,
+                                                                 int64_t p0, int64_t c, Mask m) {
   auto wv = [&](const int32_t* p, int v) {
     return kTail && v == V - 1 ? load_w(p + v * kI32Lanes, m) : load_i32(p + v * kI32Lanes);
   };
@@ -58,9 +64,10 @@ static inline void tile(const q8::DepthwiseRun& r, int64_t p0, int64_t c, Mask m
   }
   const int32_t* w = r.w + c;
   const int64_t step = r.pixel_step;
-  for (int64_t ky = 0; ky < r.kernel_rows; ++ky) {
+  const int64_t rows = K > 0 ? K : r.kernel_rows, taps = K > 0 ? K : r.row_taps;
+  for (int64_t ky = 0; ky < rows; ++ky) {
     const int8_t* x = r.rows[ky] + p0 * step + c;
-    for (int64_t kx = 0; kx < r.row_taps; ++kx, x += r.tap_step, w += r.channels) {
+    for (int64_t kx = 0; kx < taps; ++kx, x += r.tap_step, w += r.channels) {
       for (int v = 0; v < V; ++v) {
         const VI32 wt = wv(w, v);
         for (int p = 0; p < P; ++p) acc[p][v] = dot(acc[p][v], xv(x + p * step, v), wt);
@@ -78,11 +85,66 @@ static inline void tile(const q8::DepthwiseRun& r, int64_t p0, int64_t c, Mask m
     }
 }
 
+// The same for a KW x KW kernel whose taps along a row are adjacent pixels (stride 1, no
+// dilation): the P + KW - 1 inputs of a kernel row are widened once and serve all their taps,
+// not widened once per tap.
+template <int KW, int P, int V, bool kTail>
+static inline __attribute__((always_inline, flatten)) void sliding_tile(
+    const q8::DepthwiseRun& r, int64_t p0, int64_t c, Mask m) {
+  auto wv = [&](const int32_t* p, int v) {
+    return kTail && v == V - 1 ? load_w(p + v * kI32Lanes, m) : load_i32(p + v * kI32Lanes);
+  };
+  auto xv = [&](const int8_t* p, int v) {
+    return kTail && v == V - 1 ? load_x(p + v * kI32Lanes, m) : load_x(p + v * kI32Lanes);
+  };
+  VI32 acc[P][V];
+  for (int v = 0; v < V; ++v) {
+    const VI32 init = wv(r.init + c, v);
+    for (int p = 0; p < P; ++p) acc[p][v] = init;
+  }
+  const int64_t step = r.pixel_step;
+  for (int64_t ky = 0; ky < KW; ++ky) {  // (square kernels only)
+    const int8_t* x = r.rows[ky] + p0 * step + c;
+    const int32_t* w = r.w + ky * KW * r.channels + c;
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      VI32 in[P + KW - 1];
+      for (int i = 0; i < P + KW - 1; ++i) in[i] = xv(x + i * step, v);
+      for (int kx = 0; kx < KW; ++kx) {
+        const VI32 wt = wv(w + kx * r.channels, v);
+        for (int p = 0; p < P; ++p) acc[p][v] = dot(acc[p][v], in[p + kx], wt);
+      }
+    }
+  }
+  int32_t* out = r.acc + p0 * r.channels + c;
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < V; ++v) {
+      int32_t* o = out + p * r.channels + v * kI32Lanes;
+      if (kTail && v == V - 1)
+        store_acc(o, acc[p][v], m);
+      else
+        store_i32(o, acc[p][v]);
+    }
+}
+
 template <int V, bool kTail>
 static inline void pixels(const q8::DepthwiseRun& r, int64_t c, Mask m) {
   int64_t p = 0;
-  for (; p + 4 <= r.pixels; p += 4) tile<4, V, kTail>(r, p, c, m);
-  for (; p < r.pixels; ++p) tile<1, V, kTail>(r, p, c, m);
+  // The kernels known here only on the 32-register levels: on the 16-register ones their
+  // unrolled loops spill (the depthwise layers 5-17 % slower at MINFER_ISA=avx2, Zen 4).
+  const bool square = r.kernel_rows == r.row_taps && MINFER_ISA_WIDE;
+  const bool sliding = square && r.tap_step == r.pixel_step;
+  if (sliding && r.row_taps == 3)
+    for (; p + 4 <= r.pixels; p += 4) sliding_tile<3, 4, V, kTail>(r, p, c, m);
+  else if (sliding && r.row_taps == 5)
+    for (; p + 4 <= r.pixels; p += 4) sliding_tile<5, 4, V, kTail>(r, p, c, m);
+  else if (square && r.row_taps == 3)
+    for (; p + 4 <= r.pixels; p += 4) tile<3, 4, V, kTail>(r, p, c, m);
+  else if (square && r.row_taps == 5)
+    for (; p + 4 <= r.pixels; p += 4) tile<5, 4, V, kTail>(r, p, c, m);
+  else
+    for (; p + 4 <= r.pixels; p += 4) tile<0, 4, V, kTail>(r, p, c, m);
+  for (; p < r.pixels; ++p) tile<0, 1, V, kTail>(r, p, c, m);
 }
 
 void depthwise_sums(const q8::DepthwiseRun& r) {
