@@ -62,11 +62,11 @@ OutputStage parse_output_stage(const Node& node, int64_t channels, bool has_resi
   const std::string act = node.attrs.get_string("activation", "");
   const bool smooth =
       act == "Sigmoid" || act == "Silu" || act == "HardSigmoid" || act == "HardSwish";
+  op_require(node, act.empty() || act == "Relu" || smooth,
+             "activation must be \"\", \"Relu\", \"Sigmoid\", \"Silu\", \"HardSigmoid\" or "
+             "\"HardSwish\", got \"" + act + "\"");
   if (!st.int8_out || smooth) {
     op_require(node, !has_residual, "a fused residual needs an int8 output without activation");
-    op_require(node, act.empty() || act == "Relu" || smooth,
-               "activation must be \"\", \"Relu\", \"Sigmoid\", \"Silu\", \"HardSigmoid\" or "
-               "\"HardSwish\" for a float output, got \"" + act + "\"");
     st.relu = act == "Relu";
     st.smooth = smooth;
     for (float s : sw) st.out_scale.push_back(sx * s);  // the float32 product
@@ -80,8 +80,8 @@ OutputStage parse_output_stage(const Node& node, int64_t channels, bool has_resi
     return st;
   }
   op_require(node, act.empty(),
-             "activation \"" + act +
-                 "\" needs a float output (no y_scale); an int8 output clamps with y_min/y_max");
+             "activation \"Relu\" needs a float output (no y_scale); an int8 output clamps with "
+             "y_min/y_max");
   const float sy = require_scale(node, "y_scale");
   st.y_zero_point = require_zero_point(node, "y_zero_point");
   read_bounds(node, "y", st.y_min, st.y_max);

@@ -181,6 +181,9 @@ TEST_CASE("QConv refuses an activation its output cannot take", "[int8]") {
   a.set("y_min", int64_t{0});
   CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
                     Catch::Contains("Silu") && Catch::Contains("y_min"));
+  a.set("activation", std::string("Gelu"));  // with an int8 output too
+  CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
+                    Catch::Contains("activation must be") && Catch::Contains("Gelu"));
 }
 
 // An int8 output after a smooth activation (the float output's QuantizeLinear folded, as in
