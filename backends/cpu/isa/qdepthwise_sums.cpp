@@ -44,24 +44,45 @@ static inline VI32 dot(VI32 acc, VI32 x, VI32 w) { return _mm256_dpwssd_avx_epi3
 static inline VI32 dot(VI32 acc, VI32 x, VI32 w) { return madd_i16(acc, x, w); }
 #endif
 
-// P pixels x V vectors of channels from channel c; kTail: the last vector has only m's lanes.
-// K > 0: the kernel is K x K, known here, so that its loops unroll and the sums stay in
-// registers (with run-time loops GCC kept them on the stack: the kernel's layers 1.3-1.5x
-// slower); K = 0: any kernel.
+// A register tile's pieces: P pixels x V vectors of channels, where with kTail the last vector
+// has only m's lanes (the sums a local array of the tile, so that they stay in registers).
+template <int V, bool kTail>
+static inline __attribute__((always_inline)) VI32 weights(const int32_t* p, int v, Mask m) {
+  return kTail && v == V - 1 ? load_w(p + v * kI32Lanes, m) : load_i32(p + v * kI32Lanes);
+}
+template <int V, bool kTail>
+static inline __attribute__((always_inline)) VI32 inputs(const int8_t* p, int v, Mask m) {
+  return kTail && v == V - 1 ? load_x(p + v * kI32Lanes, m) : load_x(p + v * kI32Lanes);
+}
+template <int P, int V, bool kTail>
+static inline __attribute__((always_inline)) void start(VI32 (&acc)[P][V], const int32_t* init,
+                                                        Mask m) {
+  for (int v = 0; v < V; ++v) {
+    const VI32 i = weights<V, kTail>(init, v, m);
+    for (int p = 0; p < P; ++p) acc[p][v] = i;
+  }
+}
+template <int P, int V, bool kTail>
+static inline __attribute__((always_inline)) void store(const VI32 (&acc)[P][V], int32_t* out,
+                                                        int64_t pixel_stride, Mask m) {
+  for (int p = 0; p < P; ++p)
+    for (int v = 0; v < V; ++v) {
+      int32_t* o = out + p * pixel_stride + v * kI32Lanes;
+      if (kTail && v == V - 1)
+        store_acc(o, acc[p][v], m);
+      else
+        store_i32(o, acc[p][v]);
+    }
+}
+
+// The tile of pixels p0.. and channels c..: K > 0, the kernel is K x K, known here, so that its
+// loops unroll and the sums stay in registers (with run-time loops GCC kept them on the stack:
+// the kernel's layers 1.3-1.5x slower); K = 0: any kernel.
 template <int K, int P, int V, bool kTail>
 static inline __attribute__((always_inline, flatten)) void tile(const q8::DepthwiseRun& r,
                                                                  int64_t p0, int64_t c, Mask m) {
-  auto wv = [&](const int32_t* p, int v) {
-    return kTail && v == V - 1 ? load_w(p + v * kI32Lanes, m) : load_i32(p + v * kI32Lanes);
-  };
-  auto xv = [&](const int8_t* p, int v) {
-    return kTail && v == V - 1 ? load_x(p + v * kI32Lanes, m) : load_x(p + v * kI32Lanes);
-  };
   VI32 acc[P][V];
-  for (int v = 0; v < V; ++v) {
-    const VI32 init = wv(r.init + c, v);
-    for (int p = 0; p < P; ++p) acc[p][v] = init;
-  }
+  start<P, V, kTail>(acc, r.init + c, m);
   const int32_t* w = r.w + c;
   const int64_t step = r.pixel_step;
   const int64_t rows = K > 0 ? K : r.kernel_rows, taps = K > 0 ? K : r.row_taps;
@@ -69,20 +90,13 @@ static inline __attribute__((always_inline, flatten)) void tile(const q8::Depthw
     const int8_t* x = r.rows[ky] + p0 * step + c;
     for (int64_t kx = 0; kx < taps; ++kx, x += r.tap_step, w += r.channels) {
       for (int v = 0; v < V; ++v) {
-        const VI32 wt = wv(w, v);
-        for (int p = 0; p < P; ++p) acc[p][v] = dot(acc[p][v], xv(x + p * step, v), wt);
+        const VI32 wt = weights<V, kTail>(w, v, m);
+        for (int p = 0; p < P; ++p)
+          acc[p][v] = dot(acc[p][v], inputs<V, kTail>(x + p * step, v, m), wt);
       }
     }
   }
-  int32_t* out = r.acc + p0 * r.channels + c;
-  for (int p = 0; p < P; ++p)
-    for (int v = 0; v < V; ++v) {
-      int32_t* o = out + p * r.channels + v * kI32Lanes;
-      if (kTail && v == V - 1)
-        store_acc(o, acc[p][v], m);
-      else
-        store_i32(o, acc[p][v]);
-    }
+  store<P, V, kTail>(acc, r.acc + p0 * r.channels + c, r.channels, m);
 }
 
 // The same for a KW x KW kernel whose taps along a row are adjacent pixels (stride 1, no
@@ -91,17 +105,8 @@ static inline __attribute__((always_inline, flatten)) void tile(const q8::Depthw
 template <int KW, int P, int V, bool kTail>
 static inline __attribute__((always_inline, flatten)) void sliding_tile(
     const q8::DepthwiseRun& r, int64_t p0, int64_t c, Mask m) {
-  auto wv = [&](const int32_t* p, int v) {
-    return kTail && v == V - 1 ? load_w(p + v * kI32Lanes, m) : load_i32(p + v * kI32Lanes);
-  };
-  auto xv = [&](const int8_t* p, int v) {
-    return kTail && v == V - 1 ? load_x(p + v * kI32Lanes, m) : load_x(p + v * kI32Lanes);
-  };
   VI32 acc[P][V];
-  for (int v = 0; v < V; ++v) {
-    const VI32 init = wv(r.init + c, v);
-    for (int p = 0; p < P; ++p) acc[p][v] = init;
-  }
+  start<P, V, kTail>(acc, r.init + c, m);
   const int64_t step = r.pixel_step;
   for (int64_t ky = 0; ky < KW; ++ky) {  // (square kernels only)
     const int8_t* x = r.rows[ky] + p0 * step + c;
@@ -109,22 +114,14 @@ static inline __attribute__((always_inline, flatten)) void sliding_tile(
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       VI32 in[P + KW - 1];
-      for (int i = 0; i < P + KW - 1; ++i) in[i] = xv(x + i * step, v);
+      for (int i = 0; i < P + KW - 1; ++i) in[i] = inputs<V, kTail>(x + i * step, v, m);
       for (int kx = 0; kx < KW; ++kx) {
-        const VI32 wt = wv(w + kx * r.channels, v);
+        const VI32 wt = weights<V, kTail>(w + kx * r.channels, v, m);
         for (int p = 0; p < P; ++p) acc[p][v] = dot(acc[p][v], in[p + kx], wt);
       }
     }
   }
-  int32_t* out = r.acc + p0 * r.channels + c;
-  for (int p = 0; p < P; ++p)
-    for (int v = 0; v < V; ++v) {
-      int32_t* o = out + p * r.channels + v * kI32Lanes;
-      if (kTail && v == V - 1)
-        store_acc(o, acc[p][v], m);
-      else
-        store_i32(o, acc[p][v]);
-    }
+  store<P, V, kTail>(acc, r.acc + p0 * r.channels + c, r.channels, m);
 }
 
 template <int V, bool kTail>
