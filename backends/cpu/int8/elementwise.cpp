@@ -88,24 +88,21 @@ class QuantizeKernel final : public Kernel {
   void prepare(PrepareContext& ctx) override {
     layout_ = axis_layout(ctx);
     to_u8_ = ctx.outputs[0].dtype == DType::u8;
-    const q8::QuantizeKernels& k = q8::quantize_kernels(active_isa());
-    quantize_ = k.floats;
-    isa_ = k.isa;
+    kernels_ = &q8::quantize_kernels(active_isa());
   }
-  std::string variant() const override { return quantize_ ? isa_name(isa_) : ""; }
+  std::string variant() const override { return kernels_ ? isa_name(kernels_->isa) : ""; }
   void run(RunContext& ctx) const override {
     const float* x = ctx.inputs[0]->data<float>();
     uint8_t* y = static_cast<uint8_t*>(ctx.outputs[0]->raw());
     for_each_span(layout_, ctx.threads, [&](float s, int32_t z, int64_t off, int64_t n) {
-      quantize_(x + off, n, s, z, to_u8_, y + off);
+      kernels_->floats(x + off, n, s, z, to_u8_, y + off);
     });
   }
 
  private:
   AxisLayout layout_;
   bool to_u8_ = false;
-  q8::QuantizeFloats quantize_ = nullptr;  // at the ISA level isa_
-  Isa isa_{};
+  const q8::QuantizeKernels* kernels_ = nullptr;  // at the ISA level
 };
 
 MINFER_TARGET_AVX2 void dequantize_span(const void* in, DType t, int64_t n, float scale, int32_t zp,

@@ -250,7 +250,7 @@ void QConvKernel::store_tile(const q8::RequantParams& rq, int32_t* c, int rows, 
   const int64_t cols = std::min<int64_t>(nr, d_.mg - b * nr);
   const int64_t c0 = g * d_.mg + b * nr;
   const int64_t out = p * d_.m + c0;
-  if (rq_.quantize_float)
+  if (rq_.quantize)
     q8::quantize_tile(rq_, c, nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m);
   else if (rq_.int8_out)
     requant_(rq, c, nr, rows, c0, cols, static_cast<int8_t*>(y) + out, d_.m, z ? z + out : nullptr);

@@ -1,7 +1,6 @@
 #include "backends/cpu/int8/qdepthwise_kernel.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "backends/cpu/int8/qgemm.h"
 #include "backends/cpu/parallel.h"
@@ -71,10 +70,11 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
     init_[size_t(ch)] = static_cast<int32_t>(uint32_t(bias ? bias[ch] : 0) -
                                              uint32_t(x_zero_point_) * uint32_t(sum));
   }
+  zero_row_.assign(size_t(w_ * c_), static_cast<int8_t>(x_zero_point_));
   sums_ = &q8::depthwise_kernels(active_isa());
   threads_ = std::max(1, ctx.threads);
   per_thread_bytes_ =
-      sums_bytes() + zero_row_bytes() + (size_t(taps) * sizeof(int8_t*) + 63) / 64 * 64;
+      sums_bytes() + (size_t(taps) * sizeof(int8_t*) + 63) / 64 * 64;
   ctx.workspace_bytes = size_t(threads_) * per_thread_bytes_;
 }
 
@@ -82,9 +82,8 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
                                 void* scratch) const {
   uint8_t* ws = static_cast<uint8_t*>(scratch);
   int32_t* acc = reinterpret_cast<int32_t*>(ws);
-  int8_t* zero_row = reinterpret_cast<int8_t*>(ws + sums_bytes());
-  const int8_t** taps = reinterpret_cast<const int8_t**>(ws + sums_bytes() + zero_row_bytes());
-  std::memset(zero_row, x_zero_point_, size_t(w_ * c_));
+  const int8_t** taps = reinterpret_cast<const int8_t**>(ws + sums_bytes());
+  const int8_t* zero_row = zero_row_.data();
   const int64_t c = c_, row_bytes = w_ * c;
   // The pixels whose taps all lie inside the image's columns: [ox_lo, ox_hi).
   const int64_t ox_lo = std::min(ow_, (pad_l_ + sw_ - 1) / sw_);
@@ -120,7 +119,7 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
     for (int64_t ox = ox_hi; ox < ow_; ++ox) edge_pixel(ox);
     // The row's pixels as the rows of one tile of all channels.
     const int64_t out = r * ow_ * c;
-    if (rq_.quantize_float)
+    if (rq_.quantize)
       q8::quantize_tile(rq_, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c);
     else if (rq_.int8_out)
       requant_(rq, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c, z ? z + out : nullptr);

@@ -37,15 +37,14 @@ class QDepthwiseKernel final : public Kernel {
   int32_t x_zero_point_ = 0;
   std::vector<int32_t> weights_;  // [tap][channel]: DepthwiseRun's w
   std::vector<int32_t> init_;     // per channel: bias - zero point * sum of the channel's weights
+  std::vector<int8_t> zero_row_;  // an input row of zero points: the taps in the padding read it
   q8::Requant rq_;
   const q8::DepthwiseKernels* sums_ = nullptr;  // at the ISA level
   q8::RequantTile requant_ = nullptr;           // rq_'s int8 output at the ISA level
   int threads_ = 1;
-  // A thread's workspace: a row's sums, a row of zero points (the taps in the padding read it),
-  // and the tap pointers of one run.
+  // A thread's workspace: a row's sums, then the tap pointers of one run.
   size_t per_thread_bytes_ = 0;
   size_t sums_bytes() const { return (size_t(ow_ * c_) * sizeof(int32_t) + 63) / 64 * 64; }
-  size_t zero_row_bytes() const { return (size_t(w_ * c_) + 63) / 64 * 64; }
 };
 
 }  // namespace minfer::cpu

@@ -22,7 +22,6 @@ Requant make_requant(const int8::OutputStage& st, int64_t channels) {
     rq.scale.assign(padded, 0.f);
     for (int64_t c = 0; c < channels; ++c) rq.scale[c] = st.out_scale[c];
     rq.relu = st.relu;
-    rq.quantize_float = st.quantize_float;
     rq.y_scale = st.y_scale;
     rq.y_zero_point = st.y_zero_point;
     if (st.quantize_float) rq.quantize = quantize_kernels(active_isa()).floats;

@@ -17,21 +17,21 @@ using QuantizeFloats = decltype(QuantizeKernels::floats);
 
 struct Requant {
   bool int8_out = true;
-  // Per channel (padded by 32 so 8-lane loads never run past the end).
+  // Per channel (padded by 32 so vector loads never run past the end).
   std::vector<int32_t> m, rnd, shift, lo, hi, pre;  // rnd = 2^(n-33), shift = n - 32
   bool pre_shift = false;                           // some pre (a left shift) > 0
-  // rnd + zero_point * 2^shift, where that sum cannot leave int32 for any channel (shift <= 22;
-  // see requant_tile.cpp): the zero point added before the shift, not after it.
+  // rnd + zero_point * 2^shift, where no channel's sum with hi32(a * m) can leave int32
+  // (make_requant): the zero point added before the shift, not after it.
   std::vector<int32_t> rnd_zp;
   bool zero_point_in_rnd = false;
   std::vector<float> scale;                         // float output
   int32_t zero_point = 0, qmin = -128, qmax = 127;
   bool relu = false;
   Activation smooth;  // float output: the smooth activation after the scale (or none)
-  // int8 output through the float one (after a smooth activation): QuantizeLinear of it.
-  bool quantize_float = false;
+  // int8 output through the float one (after a smooth activation): QuantizeLinear of it at the
+  // ISA level with y_scale and y_zero_point; null otherwise.
+  QuantizeFloats quantize = nullptr;
   float y_scale = 1.f;
-  QuantizeFloats quantize = nullptr;  // at the ISA level
   DequantTile dequant = nullptr;      // the float output at the ISA level
   // Fused residual: y = clamp(((t - zero_point) * ma + (z - z_zero_point) * mb + 2^(k-1)) >> k
   // + y_zero_point).
@@ -50,7 +50,7 @@ Requant make_requant(const Node& node, const int8::OutputStage& st, int64_t chan
 // The float output of a tile laid out as RequantTile's.
 void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
                   int64_t cols, float* y, int64_t y_stride);
-// The int8 output of rq.quantize_float: the float output, made in acc's place, quantized.
+// The int8 output of rq.quantize: the float output, made in acc's place, quantized.
 void quantize_tile(const Requant& rq, int32_t* acc, int64_t acc_stride, int rows, int64_t c0,
                    int64_t cols, int8_t* y, int64_t y_stride);
 
