@@ -79,11 +79,12 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
       std::vector<int64_t> m, k, cols;
     };
     // X read in place (k <= 192), and deep products packed by blocks of 256 x 128 (a depth
-    // tail past one block, two blocks and a tail, columns past one block) or read in place;
+    // tail past one block, two blocks and a tail, columns past one block) or read in place
+    // (rows of X 64-byte aligned at 27 columns, else copied aligned first);
     // then weights on either side of kPrefetchBytes (the tiles prefetching the next panel).
     const Sizes sizes[] = {
         {{1, 5, 6, 7, 13, 40}, {1, 3, 16, 27}, {1, 9, 16, 17, 31, 32, 33, 40, 700}},
-        {{7, 13}, {257, 520}, {1, 33, 130, 300}},
+        {{7, 13}, {257, 520}, {1, 27, 33, 130, 300}},
         {{130, 200}, {180, 300}, {33}}};
     // One product against float64; `pack`: the deep ones packed, or read in place (as on
     // AMD's cores).

@@ -48,7 +48,27 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
   for (int i = 0; i < kMr; ++i)
 #pragma GCC unroll 2
     for (int v = 0; v < kV; ++v) acc[i][v] = zero_f32();
-  for (int64_t s = 0; s < k; ++s, wp += kMr, x += ldx) {
+  int64_t s = 0;
+  if constexpr (kV == 1) {
+    // One vector: 6 sums are too few FMA chains to cover their latency, so the even and odd
+    // steps go to two sets (a 1024 x 256 product on a 14x14 plane's 196 columns, whose last 4
+    // are such a tile, 3 % faster; Zen 5).
+    VF32 odd[kMr];
+#pragma GCC unroll 6
+    for (int i = 0; i < kMr; ++i) odd[i] = zero_f32();
+    for (; s + 2 <= k; s += 2, wp += 2 * kMr, x += 2 * ldx) {
+      if constexpr (kPrefetch) __builtin_prefetch(wp + kMr * k + 64, 0, 2);
+      const VF32 x0 = load(x, 0), x1 = load(x + ldx, 0);
+#pragma GCC unroll 6
+      for (int i = 0; i < kMr; ++i) {
+        acc[i][0] = fmadd_f32(splat_f32(wp[i]), x0, acc[i][0]);
+        odd[i] = fmadd_f32(splat_f32(wp[kMr + i]), x1, odd[i]);
+      }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < kMr; ++i) acc[i][0] = add_f32(acc[i][0], odd[i]);
+  }
+  for (; s < k; ++s, wp += kMr, x += ldx) {
     // The next panel, 256 bytes ahead of this step's place in it, into L2 (prefetch never
     // faults past the end of the weights).
     if constexpr (kPrefetch) __builtin_prefetch(wp + kMr * k + 64, 0, 2);
