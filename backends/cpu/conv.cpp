@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <type_traits>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -38,15 +39,26 @@ Span valid_span(int64_t offset, int64_t stride, int64_t width, int64_t out_begin
 }
 
 // dst[i] = src[2 * i] for i < n: a stride-2 conv's im2col row. (GCC leaves the plain loop
-// scalar; 8 outputs from two loads and two shuffles made the stem's im2col ~3x faster.)
+// scalar; 8 outputs from two loads and two shuffles made the stem's im2col ~3x faster.) Only
+// src[0, 2n - 1) is read: past it may lie the end of the input.
 void copy_even(const float* src, int64_t n, float* dst) {
   int64_t i = 0;
 #if defined(__AVX2__)
-  for (; i + 8 < n; i += 8) {  // reads src[2i, 2i + 16): the last, 2i + 15 < 2 (n - 1)
-    const __m256 a = _mm256_loadu_ps(src + 2 * i), b = _mm256_loadu_ps(src + 2 * i + 8);
-    const __m256 even = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 | a4 a6 b4 b6
-    _mm256_storeu_ps(dst + i,
-                     _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even), 0xd8)));
+  // dst[i, i + 8) = the lanes of s[0, 16) that `pick` takes (0x88: the even ones; 0xdd: the
+  // odd ones), by one shuffle and one permute.
+  auto eight = [&](const float* s, int64_t i, auto pick) {
+    const __m256 a = _mm256_loadu_ps(s), b = _mm256_loadu_ps(s + 8);
+    const __m256 v = _mm256_shuffle_ps(a, b, decltype(pick)::value);  // a0 a2 b0 b2 | a4 a6 ..
+    _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8)));
+  };
+  using Even = std::integral_constant<int, 0x88>;
+  using Odd = std::integral_constant<int, 0xdd>;
+  for (; i + 8 < n; i += 8) eight(src + 2 * i, i, Even{});  // the last read: 2i + 15 < 2n - 1
+  // The last 8 (overlapping the ones before) as the odd lanes of src[2n - 17, 2n - 1), not
+  // one by one: a 14x14 output's rows were 6 of 14 scalar (ResNet's stride-2 3x3 convs).
+  if (i < n && n > 8) {
+    eight(src + 2 * n - 17, n - 8, Odd{});
+    return;
   }
 #endif
   for (; i < n; ++i) dst[i] = src[2 * i];

@@ -207,6 +207,8 @@ TEST_CASE("cpu Conv takes ConvGemm where it pays, matching float64", "[cpu][conv
       {"grouped 1x1 (2 groups of 24 -> 20)", {1, 48, 32, 28}, {40, 24, 1, 1}, 1, 0, 2},
       {"stem 3x3 stride 2 (K = 27)", {1, 3, 64, 66}, {32, 3, 3, 3}, 2, 1, 1},
       {"ResNet stem 7x7 stride 2 (K = 147)", {1, 3, 60, 60}, {8, 3, 7, 7}, 2, 3, 1},
+      // Rows of 14 and 13 outputs: a vector, then the last 8 overlapping it.
+      {"3x3 stride 2, 28x26 -> 14x13", {1, 8, 28, 26}, {16, 8, 3, 3}, 2, 1, 1},
       // On AVX2 the Eigen path, whose threads split the output channels here; ConvGemm on
       // AVX-512, likewise.
       {"1x1 on 7x7, 160 -> 202 channels", {1, 160, 7, 7}, {202, 160, 1, 1}, 1, 0, 1},
