@@ -70,11 +70,14 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
     init_[size_t(ch)] = static_cast<int32_t>(uint32_t(bias ? bias[ch] : 0) -
                                              uint32_t(x_zero_point_) * uint32_t(sum));
   }
-  zero_row_.assign(size_t(w_ * c_), static_cast<int8_t>(x_zero_point_));
+  // The input columns past the right edge that the last pixel's taps reach.
+  pad_r_ = std::max<int64_t>(0, (ow_ - 1) * sw_ - pad_l_ + (kw_ - 1) * dw_ - (w_ - 1));
+  padded_w_ = ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r_ > 0 ? pad_l_ + w_ + pad_r_ : 0;
+  zero_row_.assign(size_t(std::max(w_, padded_w_) * c_), static_cast<int8_t>(x_zero_point_));
   sums_ = &q8::depthwise_kernels(active_isa());
   threads_ = std::max(1, ctx.threads);
-  per_thread_bytes_ =
-      sums_bytes() + (size_t(taps) * sizeof(int8_t*) + 63) / 64 * 64;
+  per_thread_bytes_ = sums_bytes() + taps_bytes();
+  if (padded_w_ > 0) per_thread_bytes_ += padded_rows_bytes() + size_t(h_) * sizeof(int64_t);
   ctx.workspace_bytes = size_t(threads_) * per_thread_bytes_;
 }
 
@@ -90,10 +93,37 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
   const int64_t last_column = w_ - 1 - ((kw_ - 1) * dw_ - pad_l_);  // of the last tap at ox = 0
   const int64_t ox_hi = last_column < 0 ? ox_lo : std::clamp(last_column / sw_ + 1, ox_lo, ow_);
   const q8::RequantParams rq = rq_.params();
+  int8_t* padded = nullptr;
+  int64_t* copied = nullptr;  // per input row: the image whose row `padded` holds
+  const int64_t padded_bytes = padded_w_ * c;
+  if (padded_w_ > 0) {
+    padded = reinterpret_cast<int8_t*>(ws + sums_bytes() + taps_bytes());
+    copied = reinterpret_cast<int64_t*>(padded + padded_rows_bytes());
+    std::fill(copied, copied + h_, -1);
+  }
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / oh_, oy = r % oh_;
     const int8_t* image = x + n * h_ * row_bytes;
-    if (ox_hi > ox_lo) {
+    if (padded) {
+      // Every pixel in the tiles: pixel ox's taps from padded column ox * sw_.
+      for (int64_t ky = 0; ky < kh_; ++ky) {
+        const int64_t iy = oy * sh_ - pad_t_ + ky * dh_;
+        if (iy < 0 || iy >= h_) {
+          taps[ky] = zero_row;
+          continue;
+        }
+        int8_t* row = padded + iy * padded_bytes;
+        if (copied[iy] != n) {
+          const int8_t zp = static_cast<int8_t>(x_zero_point_);
+          std::fill(row, row + pad_l_ * c, zp);
+          std::copy_n(image + iy * row_bytes, row_bytes, row + pad_l_ * c);
+          std::fill(row + pad_l_ * c + row_bytes, row + padded_bytes, zp);
+          copied[iy] = n;
+        }
+        taps[ky] = row;
+      }
+      sums_->sums({taps, kh_, kw_, dw_ * c, sw_ * c, ow_, c, weights_.data(), init_.data(), acc});
+    } else if (ox_hi > ox_lo) {
       // Tap (ky, kx) of pixel ox_lo + p at taps[ky] + p * pixel_step + kx * tap_step.
       for (int64_t ky = 0; ky < kh_; ++ky) {
         const int64_t iy = oy * sh_ - pad_t_ + ky * dh_;
@@ -115,8 +145,10 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
       }
       sums_->sums({taps, kh_ * kw_, 1, 0, 0, 1, c, weights_.data(), init_.data(), acc + ox * c});
     };
-    for (int64_t ox = 0; ox < ox_lo; ++ox) edge_pixel(ox);
-    for (int64_t ox = ox_hi; ox < ow_; ++ox) edge_pixel(ox);
+    if (!padded) {
+      for (int64_t ox = 0; ox < ox_lo; ++ox) edge_pixel(ox);
+      for (int64_t ox = ox_hi; ox < ow_; ++ox) edge_pixel(ox);
+    }
     // The row's pixels as the rows of one tile of all channels.
     const int64_t out = r * ow_ * c;
     if (rq_.quantize)

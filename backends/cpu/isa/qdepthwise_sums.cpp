@@ -5,6 +5,8 @@
 // pixels x 2 vectors of channels shares each tap's weights between the pixels; on the 512-bit
 // levels 3x3 and 5x5 kernels have their own unrolled tiles, and at stride 1 each input of a
 // kernel row is widened once for all its taps.
+#include <type_traits>
+
 #include "backends/cpu/isa/isa_kernels.h"
 #include "backends/cpu/isa/simd.h"
 
@@ -124,24 +126,46 @@ static inline __attribute__((always_inline, flatten)) void sliding_tile(
   store<P, V, kTail>(acc, r.acc + p0 * r.channels + c, r.channels, m);
 }
 
+// The run's pixels in tiles of 4, then the last 1-3 in one tile, of a K x K kernel known here
+// (K = 0: any kernel, the last pixels one by one).
+template <int K, bool kSliding, int V, bool kTail>
+static inline void pixels_of(const q8::DepthwiseRun& r, int64_t c, Mask m) {
+  int64_t p = 0;
+  auto run = [&](auto pixels) {
+    constexpr int P = decltype(pixels)::value;
+    if constexpr (kSliding)
+      sliding_tile<K, P, V, kTail>(r, p, c, m);
+    else
+      tile<K, P, V, kTail>(r, p, c, m);
+  };
+  for (; p + 4 <= r.pixels; p += 4) run(std::integral_constant<int, 4>{});
+  if constexpr (K > 0) {
+    // (A 7x7 plane's rows are 4 + 3 pixels.)
+    const int64_t left = r.pixels - p;
+    if (left == 3) run(std::integral_constant<int, 3>{});
+    if (left == 2) run(std::integral_constant<int, 2>{});
+    if (left == 1) run(std::integral_constant<int, 1>{});
+  } else {
+    for (; p < r.pixels; ++p) tile<0, 1, V, kTail>(r, p, c, m);
+  }
+}
+
 template <int V, bool kTail>
 static inline void pixels(const q8::DepthwiseRun& r, int64_t c, Mask m) {
-  int64_t p = 0;
   // The kernels known here only on the 32-register levels: on the 16-register ones their
   // unrolled loops spill (the depthwise layers 5-17 % slower at MINFER_ISA=avx2, Zen 4).
   const bool square = r.kernel_rows == r.row_taps && MINFER_ISA_WIDE;
   const bool sliding = square && r.tap_step == r.pixel_step;
   if (sliding && r.row_taps == 3)
-    for (; p + 4 <= r.pixels; p += 4) sliding_tile<3, 4, V, kTail>(r, p, c, m);
+    pixels_of<3, true, V, kTail>(r, c, m);
   else if (sliding && r.row_taps == 5)
-    for (; p + 4 <= r.pixels; p += 4) sliding_tile<5, 4, V, kTail>(r, p, c, m);
+    pixels_of<5, true, V, kTail>(r, c, m);
   else if (square && r.row_taps == 3)
-    for (; p + 4 <= r.pixels; p += 4) tile<3, 4, V, kTail>(r, p, c, m);
+    pixels_of<3, false, V, kTail>(r, c, m);
   else if (square && r.row_taps == 5)
-    for (; p + 4 <= r.pixels; p += 4) tile<5, 4, V, kTail>(r, p, c, m);
+    pixels_of<5, false, V, kTail>(r, c, m);
   else
-    for (; p + 4 <= r.pixels; p += 4) tile<0, 4, V, kTail>(r, p, c, m);
-  for (; p < r.pixels; ++p) tile<0, 1, V, kTail>(r, p, c, m);
+    pixels_of<0, false, V, kTail>(r, c, m);
 }
 
 void depthwise_sums(const q8::DepthwiseRun& r) {
