@@ -12,7 +12,8 @@ Each file then runs in minfer (`minfer bench FILE --json`), ONNX Runtime (all gr
 optimizations, `threads` intra-op threads) and OpenVINO (CPU plugin, latency hint, f32
 inference precision, `threads` inference threads), interleaved so that machine noise hits all
 three alike: in each of `rounds` rounds every engine runs iterations / rounds times (after 3
-warm-up runs), the engines' order turning each round. Prints each engine's median over the
+warm-up runs), the engines' order turning each round, a pause after each turn (the peers' worker
+threads spin after a run and would take a core from the next engine). Prints each engine's median over the
 rounds of its per-round medians (ms) and, as peer / minfer (below 1: minfer is slower), the
 median of the per-round ratios (paired: a round that a stalled vCPU slowed counts once), the CPU
 model and
@@ -28,6 +29,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnxruntime as ort
@@ -106,12 +108,21 @@ def openvino_runner(core, path, batch, threads):
     return lambda n: median_ms(lambda: req.infer({name: x}), n, warmup=3)
 
 
+# After each engine's turn: the worker threads of ONNX Runtime and OpenVINO spin for a while
+# after a run, and on 2 cores they took one from the engine that ran next (OpenVINO's int8
+# ResNet-18 at 2 threads ran 4.45 ms after ONNX Runtime's turn, 2.3 ms alone or after a pause;
+# ONNX Runtime's 11.5 ms after OpenVINO's, 7.9 alone; Zen 5). 50 ms was enough there.
+SETTLE_S = 0.2
+
+
 def interleaved(runners, rounds, per_round):
-    """Each runner's per-round medians, the runners taking turns (the first one rotating)."""
+    """Each runner's per-round medians, the runners taking turns (the first one rotating), with
+    a pause after each turn (SETTLE_S)."""
     times = [[] for _ in runners]
     for r in range(rounds):
         for i in [(r + j) % len(runners) for j in range(len(runners))]:
             times[i].append(runners[i](per_round))
+            time.sleep(SETTLE_S)
     return times
 
 
