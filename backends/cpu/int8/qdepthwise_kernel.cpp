@@ -73,11 +73,13 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   // The input columns past the right edge that the last pixel's taps reach.
   pad_r_ = std::max<int64_t>(0, (ow_ - 1) * sw_ - pad_l_ + (kw_ - 1) * dw_ - (w_ - 1));
   padded_w_ = ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r_ > 0 ? pad_l_ + w_ + pad_r_ : 0;
+  ring_rows_ = std::min(h_, (kh_ - 1) * dh_ + 1);
   zero_row_.assign(size_t(std::max(w_, padded_w_) * c_), static_cast<int8_t>(x_zero_point_));
   sums_ = &q8::depthwise_kernels(active_isa());
   threads_ = std::max(1, ctx.threads);
   per_thread_bytes_ = sums_bytes() + taps_bytes();
-  if (padded_w_ > 0) per_thread_bytes_ += padded_rows_bytes() + size_t(h_) * sizeof(int64_t);
+  if (padded_w_ > 0)
+    per_thread_bytes_ += padded_rows_bytes() + size_t(ring_rows_) * sizeof(int64_t);
   ctx.workspace_bytes = size_t(threads_) * per_thread_bytes_;
 }
 
@@ -94,12 +96,12 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
   const int64_t ox_hi = last_column < 0 ? ox_lo : std::clamp(last_column / sw_ + 1, ox_lo, ow_);
   const q8::RequantParams rq = rq_.params();
   int8_t* padded = nullptr;
-  int64_t* copied = nullptr;  // per input row: the image whose row `padded` holds
+  int64_t* copied = nullptr;  // per slot of the ring: the row it holds, n * h + iy (-1: none)
   const int64_t padded_bytes = padded_w_ * c;
   if (padded_w_ > 0) {
     padded = reinterpret_cast<int8_t*>(ws + sums_bytes() + taps_bytes());
     copied = reinterpret_cast<int64_t*>(padded + padded_rows_bytes());
-    std::fill(copied, copied + h_, -1);
+    std::fill(copied, copied + ring_rows_, -1);
   }
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / oh_, oy = r % oh_;
@@ -112,13 +114,16 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
           taps[ky] = zero_row;
           continue;
         }
-        int8_t* row = padded + iy * padded_bytes;
-        if (copied[iy] != n) {
+        // The kernel's rows span ring_rows_ consecutive input rows: their slots differ, and a
+        // row taking a slot replaces one that no later output row reads.
+        const int64_t slot = iy % ring_rows_;
+        int8_t* row = padded + slot * padded_bytes;
+        if (copied[slot] != n * h_ + iy) {
           const int8_t zp = static_cast<int8_t>(x_zero_point_);
           std::fill(row, row + pad_l_ * c, zp);
           std::copy_n(image + iy * row_bytes, row_bytes, row + pad_l_ * c);
           std::fill(row + pad_l_ * c + row_bytes, row + padded_bytes, zp);
-          copied[iy] = n;
+          copied[slot] = n * h_ + iy;
         }
         taps[ky] = row;
       }
