@@ -101,25 +101,26 @@ static inline __attribute__((always_inline, flatten)) void tile(const q8::Depthw
   store<P, V, kTail>(acc, r.acc + p0 * r.channels + c, r.channels, m);
 }
 
-// The same for a KW x KW kernel whose taps along a row are adjacent pixels (stride 1, no
-// dilation): the P + KW - 1 inputs of a kernel row are widened once and serve all their taps,
-// not widened once per tap.
-template <int KW, int P, int V, bool kTail>
+// The same for a KW x KW kernel whose taps along a row are adjacent input pixels and whose
+// pixels are S of them apart (stride S, no dilation): the S (P - 1) + KW inputs of a kernel
+// row are widened once and serve all their taps, not widened once per tap (at stride 2, 9
+// inputs for the 12 taps of 4 pixels of a 3x3 kernel).
+template <int KW, int S, int P, int V, bool kTail>
 static inline __attribute__((always_inline, flatten)) void sliding_tile(
     const q8::DepthwiseRun& r, int64_t p0, int64_t c, Mask m) {
   VI32 acc[P][V];
   start<P, V, kTail>(acc, r.init + c, m);
-  const int64_t step = r.pixel_step;
+  const int64_t step = r.tap_step;  // one input pixel
   for (int64_t ky = 0; ky < KW; ++ky) {  // (square kernels only)
-    const int8_t* x = r.rows[ky] + p0 * step + c;
+    const int8_t* x = r.rows[ky] + p0 * r.pixel_step + c;
     const int32_t* w = r.w + ky * KW * r.channels + c;
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
-      VI32 in[P + KW - 1];
-      for (int i = 0; i < P + KW - 1; ++i) in[i] = inputs<V, kTail>(x + i * step, v, m);
+      VI32 in[S * (P - 1) + KW];
+      for (int i = 0; i < S * (P - 1) + KW; ++i) in[i] = inputs<V, kTail>(x + i * step, v, m);
       for (int kx = 0; kx < KW; ++kx) {
         const VI32 wt = weights<V, kTail>(w + kx * r.channels, v, m);
-        for (int p = 0; p < P; ++p) acc[p][v] = dot(acc[p][v], in[p + kx], wt);
+        for (int p = 0; p < P; ++p) acc[p][v] = dot(acc[p][v], in[S * p + kx], wt);
       }
     }
   }
@@ -128,13 +129,14 @@ static inline __attribute__((always_inline, flatten)) void sliding_tile(
 
 // The run's pixels in tiles of 4, then the last 1-3 in one tile, of a K x K kernel known here
 // (K = 0: any kernel, the last pixels one by one).
-template <int K, bool kSliding, int V, bool kTail>
+// kStride > 0: the sliding tiles at that stride.
+template <int K, int kStride, int V, bool kTail>
 static inline void pixels_of(const q8::DepthwiseRun& r, int64_t c, Mask m) {
   int64_t p = 0;
   auto run = [&](auto pixels) {
     constexpr int P = decltype(pixels)::value;
-    if constexpr (kSliding)
-      sliding_tile<K, P, V, kTail>(r, p, c, m);
+    if constexpr (kStride > 0)
+      sliding_tile<K, kStride, P, V, kTail>(r, p, c, m);
     else
       tile<K, P, V, kTail>(r, p, c, m);
   };
@@ -155,17 +157,25 @@ static inline void pixels(const q8::DepthwiseRun& r, int64_t c, Mask m) {
   // The kernels known here only on the 32-register levels: on the 16-register ones their
   // unrolled loops spill (the depthwise layers 5-17 % slower at MINFER_ISA=avx2, Zen 4).
   const bool square = r.kernel_rows == r.row_taps && MINFER_ISA_WIDE;
-  const bool sliding = square && r.tap_step == r.pixel_step;
-  if (sliding && r.row_taps == 3)
-    pixels_of<3, true, V, kTail>(r, c, m);
-  else if (sliding && r.row_taps == 5)
-    pixels_of<5, true, V, kTail>(r, c, m);
+  // The taps along a row adjacent input pixels, the pixels 1 or 2 of them apart.
+  const int stride = r.tap_step != r.channels      ? 0
+                     : r.pixel_step == r.tap_step   ? 1
+                     : r.pixel_step == 2 * r.tap_step ? 2
+                                                      : 0;
+  if (square && stride == 1 && r.row_taps == 3)
+    pixels_of<3, 1, V, kTail>(r, c, m);
+  else if (square && stride == 1 && r.row_taps == 5)
+    pixels_of<5, 1, V, kTail>(r, c, m);
+  else if (square && stride == 2 && r.row_taps == 3)
+    pixels_of<3, 2, V, kTail>(r, c, m);
+  else if (square && stride == 2 && r.row_taps == 5)
+    pixels_of<5, 2, V, kTail>(r, c, m);
   else if (square && r.row_taps == 3)
-    pixels_of<3, false, V, kTail>(r, c, m);
+    pixels_of<3, 0, V, kTail>(r, c, m);
   else if (square && r.row_taps == 5)
-    pixels_of<5, false, V, kTail>(r, c, m);
+    pixels_of<5, 0, V, kTail>(r, c, m);
   else
-    pixels_of<0, false, V, kTail>(r, c, m);
+    pixels_of<0, 0, V, kTail>(r, c, m);
 }
 
 void depthwise_sums(const q8::DepthwiseRun& r) {
