@@ -3,8 +3,8 @@
 // its low 16 bits and 0 in its high ones, so one vpmaddwd (vpdpwssd on the VNNI levels) gives
 // x * w: no zero-point subtraction (init holds it) and no 32-bit multiply. A register tile of 4
 // pixels x 2 vectors of channels shares each tap's weights between the pixels; on the 512-bit
-// levels 3x3 and 5x5 kernels have their own unrolled tiles, and at stride 1 each input of a
-// kernel row is widened once for all its taps.
+// levels 3x3 and 5x5 kernels have their own unrolled tiles, and at stride 1 or 2 each input of
+// a kernel row is widened once for all its taps.
 #include <type_traits>
 
 #include "backends/cpu/isa/isa_kernels.h"
