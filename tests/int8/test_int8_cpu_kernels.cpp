@@ -299,6 +299,53 @@ TEST_CASE("CPU int8 requantize epilogue equals stage_int8 on every ISA path", "[
       }
 }
 
+// The narrow micro-tile (a block's first nr / 2 channels) against the full one, for every row
+// count up to two of its tiles, a depth that is no whole number of lane steps.
+TEST_CASE("CPU int8 narrow micro-tile equals the full tile's first channels on every ISA path",
+          "[int8]") {
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::uniform_int_distribution<int32_t> start(-100000, 100000);
+  constexpr int64_t kDepth = 37;
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    const cpu::q8::MicroKernels& kern = cpu::q8::micro_kernels(isa);
+    if (!kern.narrow) continue;  // (AMX)
+    INFO(cpu::isa_name(isa));
+    const int64_t nr = kern.nr, kq = cpu::q8::k_steps(kern, kDepth), stride = kq * 4;
+    const int64_t rows = 2 * kern.narrow_mr + 1;
+    std::vector<int8_t> w(static_cast<size_t>(nr * kDepth)), x(static_cast<size_t>(kDepth));
+    for (int8_t& v : w) v = static_cast<int8_t>(byte(rng));
+    const cpu::q8::PackedWeights packed(kern, w.data(), nr, kDepth);
+    std::vector<uint8_t> a(size_t(rows * stride), 0);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int8_t& v : x) v = static_cast<int8_t>(byte(rng));
+      kern.pack_runs(x.data(), 0, 1, kDepth, a.data() + r * stride);
+    }
+    std::vector<int32_t> init(static_cast<size_t>(nr));
+    for (int32_t& v : init) v = start(rng);
+    // The full tile's channels, tile by tile.
+    std::vector<int32_t> full(size_t(rows * nr)), c(cpu::q8::kMaxTileInts);
+    for (int64_t r0 = 0; r0 < rows; r0 += kern.mr) {
+      const int n = int(std::min<int64_t>(kern.mr, rows - r0));
+      kern.micro({a.data() + r0 * stride, stride, 0, 1, kq}, packed.block(0), n, init.data(),
+                 c.data());
+      std::copy_n(c.begin(), n * nr, full.begin() + r0 * nr);
+    }
+    for (int n = 1; n <= rows; ++n) {
+      INFO("rows " << n);
+      for (int64_t r0 = 0; r0 < n; r0 += kern.narrow_mr) {
+        const int m = int(std::min<int64_t>(kern.narrow_mr, n - r0));
+        std::fill(c.begin(), c.end(), -7);
+        kern.narrow({a.data() + r0 * stride, stride, 0, 1, kq}, packed.block(0), m,
+                    init.data(), c.data());
+        for (int64_t r = 0; r < m; ++r)
+          for (int64_t j = 0; j < nr / 2; ++j)
+            REQUIRE(c[size_t(r * nr + j)] == full[size_t((r0 + r) * nr + j)]);
+      }
+    }
+  }
+}
+
 // QuantizeLinear at every ISA level (16 floats a vector on AVX-512, 8 on AVX2), against the
 // reference: random values, NaN and infinities, ties, the rounding boundaries ((k + 1/2) * scale
 // and the floats around it), scales from 2^-61 to 2^61, tiny and huge inputs, lengths around

@@ -235,10 +235,15 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
   const q8::PackedWeights& pw = packed_->weights[g];
   for (int64_t b = b0; b < b1; ++b) {
     const int32_t* init = packed_->init[g].data() + b * geo.nr;
-    for (int64_t r0 = p0; r0 < p1; r0 += geo.mr) {
-      const int rows = static_cast<int>(std::min<int64_t>(geo.mr, p1 - r0));
+    // A block of at most half the tile's channels: the narrow tiles (MobileNet v2's 32 -> 16 1x1
+    // conv on 112x112: 0.042 -> 0.034 ms, Zen 5).
+    const bool narrow = geo.narrow && d_.mg - b * geo.nr <= geo.nr / 2;
+    const q8::MicroKernel tile = narrow ? geo.narrow : geo.micro;
+    const int64_t mr = narrow ? geo.narrow_mr : geo.mr;
+    for (int64_t r0 = p0; r0 < p1; r0 += mr) {
+      const int rows = static_cast<int>(std::min<int64_t>(mr, p1 - r0));
       const q8::TileRows tile_rows{a + (r0 - p0) * a_stride_, a_stride_, 0, 1, kq_};
-      geo.micro(tile_rows, pw.block(b), rows, init, c);
+      tile(tile_rows, pw.block(b), rows, init, c);
       store_tile(rq, c, rows, r0, g, b, z, y);
     }
   }

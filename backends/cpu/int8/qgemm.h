@@ -26,7 +26,7 @@
 namespace minfer::cpu::q8 {
 
 // The largest tile any level writes (rows x channels), for callers' stack buffers.
-inline constexpr int kMaxTileInts = 32 * 32;
+inline constexpr int kMaxTileInts = 32 * 32;  // (>= narrow_mr * nr: 24 * 32)
 
 // The micro-kernels of the highest compiled level <= isa that this CPU supports; throws
 // Unsupported when there is none.

@@ -47,6 +47,12 @@ struct MicroKernels {
                      // AMX's micro reads one run per row)
   int32_t a_offset;  // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
   MicroKernel micro;
+  // The same for a block's first nr / 2 channels only (C's rows keep their stride of nr), in
+  // tiles of narrow_mr rows: where a layer's last block has no more channels (16 of 32 on the
+  // 512-bit levels), the full tile would spend half its products on the block's zero padding.
+  // Null (narrow_mr 0) on AMX.
+  int narrow_mr;
+  MicroKernel narrow;
   PackRuns pack_runs;
   FillRun fill_run;
   // Readies the calling thread for micro (amx: loads the tile configuration), to call before

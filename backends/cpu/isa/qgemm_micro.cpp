@@ -69,6 +69,36 @@ void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32
   }
 }
 
+// One vector of channels (the block's first half), R rows: one weight load per step for R
+// products (24 rows on 32 registers, 12 on 16).
+constexpr int kNarrowMr = kAmx ? 0 : MINFER_ISA_WIDE ? 24 : 12;
+template <int R>
+void narrow_tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32_t* c) {
+  VI32 acc[R];
+  const VI32 i0 = load_i32(init);
+#pragma GCC unroll 24
+  for (int r = 0; r < R; ++r) acc[r] = i0;
+  const int64_t a_stride = rows.a_stride, kq = rows.run_lanes;
+  const uint8_t* a = rows.a;
+  for (int64_t s = 0; s < rows.runs; ++s, a += rows.run_step, b += kq * kNr * 4) {
+    for (int64_t q = 0; q < kq; ++q) {
+      const VI32 b0 = load_i32(b + q * kNr * 4);
+#pragma GCC unroll 24
+      for (int r = 0; r < R; ++r) {
+        int32_t lane;
+        std::memcpy(&lane, a + r * a_stride + q * 4, 4);
+#if MINFER_ISA_VNNI
+        acc[r] = dot4_u8i8(acc[r], splat_i32(lane), b0);
+#else
+        acc[r] = madd_i16(acc[r], splat_i32(lane), b0);
+#endif
+      }
+    }
+  }
+#pragma GCC unroll 24
+  for (int r = 0; r < R; ++r) store_i32(c + r * kNr, acc[r]);
+}
+
 // tile<rows> for a run-time rows in [1, R].
 template <int R, bool kRuns>
 void tile_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
@@ -79,6 +109,20 @@ void tile_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t*
       tile<R, kRuns>(a, b, init, c);
     else
       tile_rows<R - 1, kRuns>(rows, a, b, init, c);
+  }
+}
+
+// narrow_tile<rows> for a run-time rows in [1, R].
+template <int R>
+void narrow_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init,
+                 int32_t* c) {
+  if constexpr (R <= 1) {
+    narrow_tile<1>(a, b, init, c);
+  } else {
+    if (rows >= R)
+      narrow_tile<R>(a, b, init, c);
+    else
+      narrow_rows<R - 1>(rows, a, b, init, c);
   }
 }
 
@@ -132,12 +176,16 @@ void micro(const q8::TileRows& rows_of_a, const uint8_t* b, int rows, const int3
   _tile_stored(2, c + 16 * kNr, b_row);
   _tile_stored(3, c + 16 * kNr + 16, b_row);
 }
+constexpr q8::MicroKernel narrow = nullptr;
 #else
 void micro(const q8::TileRows& a, const uint8_t* b, int rows, const int32_t* init, int32_t* c) {
   if (a.runs == 1)
     tile_rows<kMr, false>(rows, a, b, init, c);
   else
     tile_rows<kMr, true>(rows, a, b, init, c);
+}
+void narrow(const q8::TileRows& a, const uint8_t* b, int rows, const int32_t* init, int32_t* c) {
+  narrow_rows<kNarrowMr>(rows, a, b, init, c);
 }
 constexpr void (*begin_tiles)() = nullptr;
 #endif
@@ -225,6 +273,8 @@ const q8::MicroKernels kInt8MicroKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                          kQuadAlign,
                                          MINFER_ISA_VNNI ? 128 : 0,
                                          micro,
+                                         kNarrowMr,
+                                         narrow,
                                          pack_runs,
                                          fill_run,
                                          begin_tiles};
