@@ -9,7 +9,8 @@
 //   amx                     tdpbusd on AMX tiles, the same operands as vpdpbusd.
 //
 // A tile is mr rows x 2 vectors of int32 channels (16 or 32), accumulated in registers:
-// 6 rows on 16 ymm registers, 12 rows on 32 zmm registers. On AMX it is a block of four
+// 6 rows on 16 ymm registers, 12 rows on 32 zmm registers (a narrow tile, one vector, 12 or
+// 24 rows, for a last block of at most one vector of channels). On AMX it is a block of four
 // 16 x 16 int32 tile registers (32 rows x 32 channels), the activations' rows
 // 16-row x 64-byte tiles per 16 quads of k, the weights 16-quad x 16-channel tiles: the packed
 // layouts of the other levels are already those tiles' (rows of quads; quads of channels, read
