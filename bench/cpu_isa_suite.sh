@@ -6,6 +6,7 @@
 #   bash bench/cpu_isa_suite.sh pack MODEL.onnx...   # here, after a build (scripts/test.sh)
 #   bash bench/cpu_isa_suite.sh run                  # there, from the repository root
 #   bash bench/cpu_isa_suite.sh layers               # there: each model's time per layer
+#   bash bench/cpu_isa_suite.sh pack-peers           # here; then `peers` there: cpu_peers.py
 #
 # `pack` gathers into .carry/ (git-ignored): minfer and minfer_tests, the non-system shared
 # libraries they link (stripped; the binaries also xz'd), an ONNX Runtime wheel for the other
@@ -96,9 +97,59 @@ run() {
   return $status
 }
 
+# minfer against ONNX Runtime and OpenVINO there (bench/cpu_peers.py; PEERS_ARGS, default
+# ResNet-18 and -50, fp32 and int8, 1 and 2 threads). Their wheels (OpenVINO's 59 MB) do not fit
+# beside the tests' binary, so `pack-peers` carries minfer, its libraries, the calibration
+# photos and both peers unpacked, stripped of what a CPU run does not load (OpenVINO's GPU and
+# NPU plugins and other frontends than ONNX) and xz'd; `peers` unpacks them into a temporary
+# folder on PYTHONPATH.
+pack_peers() {
+  rm -rf "$carry"
+  mkdir -p "$carry/bin" "$carry/lib" "$carry/data/images"
+  cp build/minfer "$carry/bin/"
+  ldd build/minfer | awk '/=>/ {print $3}' | sort -u |
+    grep -E 'libprotobuf|libonnx|libgomp|libomp' | xargs -r -I{} cp -L {} "$carry/lib/"
+  strip "$carry"/bin/* "$carry"/lib/*
+  xz -T0 "$carry"/bin/*
+  [ -d ../shared/data/images/imagenet ] && cp -r ../shared/data/images/imagenet "$carry/data/images/"
+  local wheels
+  wheels=$(mktemp -d)
+  for wheel in "onnxruntime==1.32.0" "openvino==2026.4.1"; do
+    python3 -m pip download "$wheel" --no-deps --only-binary=:all: \
+      --python-version "${ORT_WHEEL_PYTHON:-3.12}" --platform manylinux_2_28_x86_64 \
+      -d "$wheels" >/dev/null
+  done
+  mkdir -p "$wheels/site"
+  for whl in "$wheels"/*.whl; do (cd "$wheels/site" && unzip -q -o "$whl"); done
+  rm -f "$wheels"/site/openvino/libs/libopenvino_intel_{gpu,npu}_plugin.so \
+    "$wheels"/site/openvino/libs/libopenvino_{tensorflow,tensorflow_lite,pytorch,paddle,jax,gguf}_frontend.so*
+  tar -C "$wheels/site" -cf - . | xz -T0 -6 >"$carry/peers.tar.xz"
+  rm -rf "$wheels"
+  du -sh "$carry"
+}
+
+peers() {
+  local out=${OUT:-out}
+  mkdir -p "$out"
+  export LD_LIBRARY_PATH=$PWD/$carry/lib:${LD_LIBRARY_PATH:-}
+  lscpu | grep -E 'Model name|^CPU\(s\)' | tee "$out/cpu.txt"
+  xz -d -k -f "$carry"/bin/*.xz
+  local site
+  site=$(mktemp -d)
+  xz -dc "$carry/peers.tar.xz" | tar -C "$site" -xf -
+  export PYTHONPATH=$site:$PWD/bench:${PYTHONPATH:-}
+  # shellcheck disable=SC2086  # PEERS_ARGS is a list of options
+  python3 bench/cpu_peers.py --minfer "$carry/bin/minfer" --calib "$carry/data/images/imagenet" \
+    ${PEERS_ARGS:---models resnet18,resnet50 --threads 1,2 --rounds 6 --markdown} 2>&1 |
+    tee "$out/peers.txt"
+}
+
 case ${1:-} in
   pack) shift; pack "$@" ;;
+  pack-peers) pack_peers ;;
   run) run ;;
   layers) layers ;;
-  *) echo "usage: bash bench/cpu_isa_suite.sh pack MODEL.onnx... | run | layers" >&2; exit 2 ;;
+  peers) peers ;;
+  *) echo "usage: bash bench/cpu_isa_suite.sh pack MODEL.onnx... | run | layers | pack-peers | peers" >&2
+     exit 2 ;;
 esac
