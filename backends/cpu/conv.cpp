@@ -44,12 +44,13 @@ Span valid_span(int64_t offset, int64_t stride, int64_t width, int64_t out_begin
 void copy_even(const float* src, int64_t n, float* dst) {
   int64_t i = 0;
 #if defined(__AVX2__)
-  // dst[i, i + 8) = the lanes of s[0, 16) that `pick` takes (0x88: the even ones; 0xdd: the
+  // dst[at, at + 8) = the lanes of s[0, 16) that `pick` takes (0x88: the even ones; 0xdd: the
   // odd ones), by one shuffle and one permute.
-  auto eight = [&](const float* s, int64_t i, auto pick) {
+  auto eight = [&](const float* s, int64_t at, auto pick) {
     const __m256 a = _mm256_loadu_ps(s), b = _mm256_loadu_ps(s + 8);
     const __m256 v = _mm256_shuffle_ps(a, b, decltype(pick)::value);  // a0 a2 b0 b2 | a4 a6 ..
-    _mm256_storeu_ps(dst + i, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8)));
+    _mm256_storeu_ps(dst + at,
+                     _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xd8)));
   };
   using Even = std::integral_constant<int, 0x88>;
   using Odd = std::integral_constant<int, 0xdd>;
