@@ -111,7 +111,8 @@ pack_peers() {
     grep -E 'libprotobuf|libonnx|libgomp|libomp' | xargs -r -I{} cp -L {} "$carry/lib/"
   strip "$carry"/bin/* "$carry"/lib/*
   xz -T0 "$carry"/bin/*
-  [ -d ../shared/data/images/imagenet ] && cp -r ../shared/data/images/imagenet "$carry/data/images/"
+  local photos=../shared/data/images/imagenet
+  [ -d "$photos" ] && cp -r "$photos" "$carry/data/images/"
   local wheels
   wheels=$(mktemp -d)
   for wheel in "onnxruntime==1.32.0" "openvino==2026.4.1"; do
@@ -122,7 +123,8 @@ pack_peers() {
   mkdir -p "$wheels/site"
   for whl in "$wheels"/*.whl; do (cd "$wheels/site" && unzip -q -o "$whl"); done
   rm -f "$wheels"/site/openvino/libs/libopenvino_intel_{gpu,npu}_plugin.so \
-    "$wheels"/site/openvino/libs/libopenvino_{tensorflow,tensorflow_lite,pytorch,paddle,jax,gguf}_frontend.so*
+    "$wheels"/site/openvino/libs/libopenvino_{tensorflow,tensorflow_lite,pytorch}_frontend.so* \
+    "$wheels"/site/openvino/libs/libopenvino_{paddle,jax,gguf}_frontend.so*
   tar -C "$wheels/site" -cf - . | xz -T0 -6 >"$carry/peers.tar.xz"
   rm -rf "$wheels"
   du -sh "$carry"
@@ -150,6 +152,7 @@ case ${1:-} in
   run) run ;;
   layers) layers ;;
   peers) peers ;;
-  *) echo "usage: bash bench/cpu_isa_suite.sh pack MODEL.onnx... | run | layers | pack-peers | peers" >&2
+  *) echo "usage: bash bench/cpu_isa_suite.sh pack MODEL.onnx... | run | layers | pack-peers |" \
+       "peers" >&2
      exit 2 ;;
 esac

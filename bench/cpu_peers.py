@@ -12,15 +12,15 @@ Each file then runs in minfer (`minfer bench FILE --json`), ONNX Runtime (all gr
 optimizations, `threads` intra-op threads) and OpenVINO (CPU plugin, latency hint, f32
 inference precision, `threads` inference threads), interleaved so that machine noise hits all
 three alike: in each of `rounds` rounds every engine runs iterations / rounds times (after 3
-warm-up runs), the engines' order turning each round, a pause after each turn (the peers' worker
-threads spin after a run and would take a core from the next engine). Prints each engine's median over the
-rounds of its per-round medians (ms) and, as peer / minfer (below 1: minfer is slower), the
-median of the per-round ratios (paired: a round that a stalled vCPU slowed counts once), the CPU
-model and
-the variants minfer's kernels chose: the ISA level of the int8 kernels (MINFER_ISA caps it),
-"winograd" for fp32 convs run that way (MINFER_CPU_WINOGRAD=0 turns it off). On a shared machine, repeat the
-run: the load of other processes moves the figures, 2-thread ones most. Needs `pip install onnxruntime openvino numpy` (e.g. in a venv; minfer
-itself never needs them).
+warm-up runs), the engines' order turning each round, a pause after each turn (the peers'
+worker threads spin after a run and would take a core from the next engine). Prints each
+engine's median over the rounds of its per-round medians (ms) and, as peer / minfer (below 1:
+minfer is slower), the median of the per-round ratios (paired: a round that a stalled vCPU slowed
+counts once), the CPU model and the variants minfer's kernels chose: the ISA level of the int8
+kernels (MINFER_ISA caps it), "winograd" for fp32 convs run that way (MINFER_CPU_WINOGRAD=0 turns
+it off). On a shared machine, repeat the run: the load of other processes moves the figures,
+2-thread ones most. Needs `pip install onnxruntime openvino numpy` (e.g. in a venv; minfer itself
+never needs them).
 """
 import argparse
 import json
