@@ -2,6 +2,8 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #if defined(__AVX2__)
@@ -63,6 +65,13 @@ void copy_even(const float* src, int64_t n, float* dst) {
   }
 #endif
   for (; i < n; ++i) dst[i] = src[2 * i];
+}
+
+// False when the environment sets MINFER_CPU_CONV_IMPLICIT=0 (A/B benchmarks, tests): stride-2
+// convs of small depth then go through im2col too.
+bool implicit_enabled() {
+  const char* v = std::getenv("MINFER_CPU_CONV_IMPLICIT");
+  return !(v && std::string(v) == "0");
 }
 
 bool is_static_f32(const TensorInfo& t) {
@@ -258,6 +267,19 @@ void ConvKernel::prepare(PrepareContext& ctx) {
       slice_floats_ = round_up(int64_t(depthwise_scratch_floats(d.h, d.w, d.kh)), 16);
   }
   ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
+
+  implicit_ = direct_ && two_d && d.group == 1 && d.sw == 2 && d.dw == 1 && d.dh == 1 &&
+              k <= ConvGemm::kMaxDepth && d.ow >= 32 && implicit_enabled();
+  if (implicit_) {
+    phase_rows_ = (d.oh - 1) * d.sh + d.kh;
+    phase_w_ = ((d.ow - 1) * 2 + d.kw + 1) / 2;
+    tap_rows_.clear();
+    for (int64_t c = 0; c < d.c; ++c)
+      for (int64_t i = 0; i < d.kh; ++i)
+        for (int64_t j = 0; j < d.kw; ++j)
+          tap_rows_.push_back(((c * 2 + j % 2) * phase_rows_ + i) * phase_w_ + j / 2);
+    ctx.workspace_bytes = size_t(d.c * 2 * phase_rows_ * phase_w_) * sizeof(float);
+  }
 }
 
 void ConvKernel::run(RunContext& ctx) const {
@@ -449,7 +471,38 @@ void ConvKernel::im2col_packed(const float* pad, int64_t oh0, int64_t p0, int64_
   }
 }
 
+void ConvKernel::run_implicit(const Operands& op, float* phases, int threads) const {
+  const Dims& d = d_;
+  const int64_t p = d.p(), rows = phase_rows_, width = phase_w_;
+  for (int64_t n = 0; n < d.n; ++n) {
+    const float* x = op.x + n * d.c * d.h * d.w;
+    // Plane (c, phase) row r, column u: padded input row r, column 2u + phase (0 outside).
+    parallel_for(threads_for(d.c * rows * width * 2, threads), d.c * rows, [&](int64_t cr) {
+      const int64_t c = cr / rows, r = cr % rows, ih = r - d.pad_t;
+      for (int64_t phase = 0; phase < 2; ++phase) {
+        float* dst = phases + ((c * 2 + phase) * rows + r) * width;
+        // The columns u whose input column 2u + phase - pad_l lies in [0, w).
+        const int64_t lo = std::clamp<int64_t>((d.pad_l - phase + 1) / 2, 0, width);
+        const int64_t hi = std::clamp<int64_t>((d.w + d.pad_l - phase + 1) / 2, lo, width);
+        if (ih < 0 || ih >= d.h || hi == lo) {
+          std::fill(dst, dst + width, 0.f);
+          continue;
+        }
+        std::fill(dst, dst + lo, 0.f);
+        copy_even(x + (c * d.h + ih) * d.w + 2 * lo + phase - d.pad_l, hi - lo, dst + lo);
+        std::fill(dst + hi, dst + width, 0.f);
+      }
+    });
+    parallel_for(threads_for(d.m * p * d.k(), threads), d.oh, [&](int64_t oh) {
+      const int64_t out = n * d.m * p + oh * d.ow;
+      (*direct_)[0].run_at(phases + oh * d.sh * width, tap_rows_.data(), d.ow, op.b,
+                           op.z ? op.z + out : nullptr, op.y + out, p, act_);
+    });
+  }
+}
+
 void ConvKernel::run_gemm(const Operands& op, float* workspace, int threads) const {
+  if (implicit_) return run_implicit(op, workspace, threads);
   const Dims& d = d_;
   const int64_t p = d.p(), k = d.k();
   const int64_t groups_total = d.n * d.group;

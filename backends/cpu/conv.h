@@ -78,6 +78,9 @@ class ConvKernel final : public Kernel {
   };
 
   void run_gemm(const Operands& op, float* workspace, int threads) const;
+  // The implicit GEMM of a stride-2 conv of small depth (implicit_): the input's columns split
+  // by parity into `phases`, then each output row's taps read in place from them.
+  void run_implicit(const Operands& op, float* phases, int threads) const;
   void run_depthwise(const Operands& op, int threads) const;
   // Through depthwise_plane_ (depthwise.h): one plane per work unit, scratch per part.
   void run_depthwise_planes(const Operands& op, float* workspace, int threads) const;
@@ -120,6 +123,14 @@ class ConvKernel final : public Kernel {
   std::shared_ptr<const std::vector<PackedWeights>> packed_;
   // Instead, per group, for the 1x1 convs where ConvGemm::pays(); null otherwise.
   std::shared_ptr<const std::vector<ConvGemm>> direct_;
+  // A stride-2 conv of K <= ConvGemm::kMaxDepth with output rows of 32 or more (a stem) runs on
+  // direct_ without im2col: the padded input's even and odd columns as two planes per channel
+  // (phase_rows_ x phase_w_ each, in the workspace), in which an output row's tap (c, i, j) is
+  // a contiguous run at tap_rows_[k] + oh * sh * phase_w_. (ResNet's 7x7 stem wrote and read
+  // back a 147 x 12544 im2col matrix, 7 MB.)
+  bool implicit_ = false;
+  int64_t phase_rows_ = 0, phase_w_ = 0;
+  std::vector<int64_t> tap_rows_;
   // Method::Vector's W^T, packed for PackedRhs; null otherwise.
   std::shared_ptr<const PackedRhs> vector_;
   bool has_bias_ = false, has_residual_ = false;

@@ -67,8 +67,15 @@ void ConvGemm::run(const float* x, int64_t ldx, int64_t cols, const float* bias,
     check(scratch != nullptr, ErrorCode::Internal, "a deep ConvGemm needs its packing scratch");
     run_packed(x, ldx, cols, bias, z, y, ldy, act, scratch, r0, r1);
   } else {
-    run_rows(x, ldx, cols, bias, z, y, ldy, act, scratch, r0, r1);
+    run_rows(x, ldx, nullptr, cols, bias, z, y, ldy, act, scratch, r0, r1);
   }
+}
+
+void ConvGemm::run_at(const float* x, const int64_t* x_rows, int64_t cols, const float* bias,
+                      const float* z, float* y, int64_t ldy, const Activation& act) const {
+  check(!packs() && !aligns_blocks(), ErrorCode::Internal,
+        "ConvGemm::run_at takes products of K <= kMaxDepth");
+  run_rows(x, 0, x_rows, cols, bias, z, y, ldy, act, nullptr, 0, m_);
 }
 
 int64_t ConvGemm::block_columns() const {
@@ -76,9 +83,9 @@ int64_t ConvGemm::block_columns() const {
   return std::clamp<int64_t>(8192 / std::max<int64_t>(k_, 1) / nr * nr, nr, 512);
 }
 
-void ConvGemm::run_rows(const float* x, int64_t ldx, int64_t cols, const float* bias,
-                        const float* z, float* y, int64_t ldy, const Activation& act,
-                        float* scratch, int64_t r0, int64_t r1) const {
+void ConvGemm::run_rows(const float* x, int64_t ldx, const int64_t* x_rows, int64_t cols,
+                        const float* bias, const float* z, float* y, int64_t ldy,
+                        const Activation& act, float* scratch, int64_t r0, int64_t r1) const {
   const bool clamp = act.enabled && act.is_clamp();
   const bool smooth = act.enabled && !act.is_clamp();
   // Blocks of columns whose K x nc block of X stays in cache while every row panel passes over
@@ -88,7 +95,7 @@ void ConvGemm::run_rows(const float* x, int64_t ldx, int64_t cols, const float* 
   // A deep block (K rows from L2) whose rows are not 64-byte aligned is copied first, its rows
   // aligned: a tile's step then reads 2 cache lines of X, not 3. A 14x14 plane's rows (196
   // floats) made a 256 x 1152 x 192 product 1.19x slower than with rows of 192 or 208 (Zen 5).
-  const bool restride = scratch && aligns_blocks() && ldx % 16 != 0;
+  const bool restride = scratch && !x_rows && aligns_blocks() && ldx % 16 != 0;
   for (int64_t c0 = 0; c0 < cols; c0 += nc) {
     const int64_t c1 = std::min(cols, c0 + nc);
     const float* xb = x + c0;
@@ -102,8 +109,8 @@ void ConvGemm::run_rows(const float* x, int64_t ldx, int64_t cols, const float* 
       const f32::ConvTileOut o{bias ? bias + i0 : nullptr, z ? z + i0 * ldy + c0 : nullptr,
                                y + i0 * ldy + c0,          ldy,
                                std::min(kMr, r1 - i0),     c1 - c0};
-      tiles_->conv_rows(k_, data_.get() + i0 * k_, xb, ldb, nr, o, clamp, act.lo, act.hi,
-                        prefetch_);
+      tiles_->conv_rows(k_, data_.get() + i0 * k_, xb, ldb, x_rows, nr, o, clamp, act.lo,
+                        act.hi, prefetch_);
       // A smooth activation over the panel's rows of the block while they are in L1 (one
       // call per row: per tile, the calls cost as much as the exponentials).
       if (smooth)
@@ -146,7 +153,7 @@ void ConvGemm::run_packed(const float* x, int64_t ldx, int64_t cols, const float
                                  std::min(kMr, r1 - i0),
                                  width};
         tiles_->conv_rows(kb, data_.get() + k0 * padded_rows + i0 * kb, scratch + q0 * kb, nr,
-                          kb * nr, o, clamp && last, act.lo, act.hi, prefetch_);
+                          nullptr, kb * nr, o, clamp && last, act.lo, act.hi, prefetch_);
         if (smooth && last)
           for (int64_t i = 0; i < std::min(kMr, r1 - i0); ++i) act.apply(yt + i * ldy, width);
       };

@@ -47,6 +47,11 @@ class ConvGemm {
            int64_t ldy, const Activation& act, float* scratch = nullptr, int64_t r0 = 0,
            int64_t r1 = -1) const;
 
+  // The same for an implicit GEMM (k <= kMaxDepth, all rows): row s of X at x + x_rows[s],
+  // `cols` contiguous floats (an output row of a strided conv, from its input's column phases).
+  void run_at(const float* x, const int64_t* x_rows, int64_t cols, const float* bias,
+              const float* z, float* y, int64_t ldy, const Activation& act) const;
+
   // Deep products (k > kMaxDepth) may pack X rather than read it in place (K rows are many
   // streams): by blocks of kPackDepth rows x kPackColumns columns into the tiles' column panels
   // (one block in L2; on zmm one panel in L1 while every row panel of W passes over it, on ymm
@@ -89,9 +94,10 @@ class ConvGemm {
   // On ymm tiles a misaligned row costs less than the copy (a 256 x 1152 product on 196
   // columns 3 % slower with it at MINFER_ISA=avx2, Zen 5).
   bool aligns_blocks() const { return !packs() && k_ > kMaxDepth && tiles_->nr >= 32; }
-  void run_rows(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,
-                float* y, int64_t ldy, const Activation& act, float* scratch, int64_t r0,
-                int64_t r1) const;
+  // Rows of X ldx apart, or at x_rows[s] (not null).
+  void run_rows(const float* x, int64_t ldx, const int64_t* x_rows, int64_t cols,
+                const float* bias, const float* z, float* y, int64_t ldy, const Activation& act,
+                float* scratch, int64_t r0, int64_t r1) const;
   void run_packed(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,
                   float* y, int64_t ldy, const Activation& act, float* scratch, int64_t r0,
                   int64_t r1) const;

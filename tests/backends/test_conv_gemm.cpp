@@ -209,6 +209,9 @@ TEST_CASE("cpu Conv takes ConvGemm where it pays, matching float64", "[cpu][conv
       {"ResNet stem 7x7 stride 2 (K = 147)", {1, 3, 60, 60}, {8, 3, 7, 7}, 2, 3, 1},
       // Rows of 14 and 13 outputs: a vector, then the last 8 overlapping it.
       {"3x3 stride 2, 28x26 -> 14x13", {1, 8, 28, 26}, {16, 8, 3, 3}, 2, 1, 1},
+      // Output rows of 32 or more: the implicit GEMM on the input's column phases (the 3x3
+      // stem above too), batch 2, an odd input width.
+      {"7x7 stride 2, rows of 35, batch 2", {2, 3, 30, 69}, {10, 3, 7, 7}, 2, 3, 1},
       // On AVX2 the Eigen path, whose threads split the output channels here; ConvGemm on
       // AVX-512, likewise.
       {"1x1 on 7x7, 160 -> 202 channels", {1, 160, 7, 7}, {202, 160, 1, 1}, 1, 0, 1},

@@ -134,11 +134,13 @@ struct ConvTileOut {
   int64_t rows, cols;  // rows <= mr; any number of columns
 };
 // Y = clamp?(W panel (k steps of mr floats) * X + bias + z) over o.cols columns, in tiles of nr
-// columns: tile t reads X [k, <= nr] at x + t * x_step (row stride ldx). X and Y are read and
-// written only within o.cols columns. With prefetch, each tile also asks for the next panel of
-// W (the k * mr floats after this one) to be brought into L2 as it goes.
-using ConvRows = void (*)(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t x_step,
-                          const ConvTileOut& o, bool clamp, float lo, float hi, bool prefetch);
+// columns: tile t reads X [k, <= nr] at x + t * x_step, row s at ldx * s past it, or at
+// x_rows[s] past it where x_rows is not null (an implicit GEMM's rows of taps). X and Y are read
+// and written only within o.cols columns. With prefetch, each tile also asks for the next panel
+// of W (the k * mr floats after this one) to be brought into L2 as it goes.
+using ConvRows = void (*)(int64_t k, const float* wp, const float* x, int64_t ldx,
+                          const int64_t* x_rows, int64_t x_step, const ConvTileOut& o, bool clamp,
+                          float lo, float hi, bool prefetch);
 // C tile [rows <= mr, cols <= nr] (= when first, += otherwise; + bias[j] when bias) = A's rows
 // (row r at a + r * lda, read in place) times kc steps of packed B: per step 16 floats at bp
 // for columns 0..15 and, on 16-lane levels, 16 at bp + next_panel for columns 16..31 (the

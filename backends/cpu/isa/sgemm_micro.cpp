@@ -20,10 +20,13 @@ constexpr int64_t kAheadFloats = 1024;
 // columns (1 for a tail of at most one vector). kMasked: fewer columns than that, read and
 // written through lane masks (never past the row's end). The accumulators are an array indexed
 // by constants only (fully unrolled): they live in registers.
-template <int kV, bool kMasked, bool kPrefetch>
+// kAt: row s of X at x + at[s] (else at x + s * ldx).
+template <int kV, bool kMasked, bool kPrefetch, bool kAt>
 __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp, const float* x,
-                                                     int64_t ldx, const f32::ConvTileOut& o,
-                                                     bool clamp, float lo, float hi) {
+                                                     int64_t ldx, const int64_t* at,
+                                                     const f32::ConvTileOut& o, bool clamp,
+                                                     float lo, float hi) {
+  auto row = [&](int64_t s) { return kAt ? x + at[s] : x + s * ldx; };
   const MaskF32 mask[2] = {first_lanes_f32(int(o.cols)), first_lanes_f32(int(o.cols) - kLanes)};
   auto load = [&](const float* p, int v) {
     if constexpr (kMasked) return load_f32(p + kLanes * v, mask[v]);
@@ -56,9 +59,9 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
     VF32 odd[kMr];
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) odd[i] = zero_f32();
-    for (; s + 2 <= k; s += 2, wp += 2 * kMr, x += 2 * ldx) {
+    for (; s + 2 <= k; s += 2, wp += 2 * kMr) {
       if constexpr (kPrefetch) __builtin_prefetch(wp + kMr * k + 64, 0, 2);
-      const VF32 x0 = load(x, 0), x1 = load(x + ldx, 0);
+      const VF32 x0 = load(row(s), 0), x1 = load(row(s + 1), 0);
 #pragma GCC unroll 6
       for (int i = 0; i < kMr; ++i) {
         acc[i][0] = fmadd_f32(splat_f32(wp[i]), x0, acc[i][0]);
@@ -68,13 +71,14 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) acc[i][0] = add_f32(acc[i][0], odd[i]);
   }
-  for (; s < k; ++s, wp += kMr, x += ldx) {
+  for (; s < k; ++s, wp += kMr) {
     // The next panel, 256 bytes ahead of this step's place in it, into L2 (prefetch never
     // faults past the end of the weights).
     if constexpr (kPrefetch) __builtin_prefetch(wp + kMr * k + 64, 0, 2);
+    const float* xs = row(s);
     VF32 xv[kV];
 #pragma GCC unroll 2
-    for (int v = 0; v < kV; ++v) xv[v] = load(x, v);
+    for (int v = 0; v < kV; ++v) xv[v] = load(xs, v);
 #pragma GCC unroll 6
     for (int i = 0; i < kMr; ++i) {
       const VF32 w = splat_f32(wp[i]);
@@ -104,31 +108,34 @@ __attribute__((always_inline)) inline void conv_tile(int64_t k, const float* wp,
 
 // A row panel's tiles across o.cols columns, tile t's X at x + t * x_step: one call per row
 // panel, so that the tiles (inlined) cost no call each: with K = 16 a tile is ~100 cycles.
-template <bool kPrefetch>
-void conv_row_tiles(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t x_step,
-                    const f32::ConvTileOut& o, bool clamp, float lo, float hi) {
+template <bool kPrefetch, bool kAt>
+void conv_row_tiles(int64_t k, const float* wp, const float* x, int64_t ldx, const int64_t* at,
+                    int64_t x_step, const f32::ConvTileOut& o, bool clamp, float lo, float hi) {
   f32::ConvTileOut t = o;
   for (int64_t q0 = 0; q0 < o.cols; q0 += kNr, x += x_step) {
     t.cols = o.cols - q0 < kNr ? o.cols - q0 : kNr;
     t.y = o.y + q0;
     t.z = o.z ? o.z + q0 : nullptr;
     if (t.cols == kNr)
-      conv_tile<2, false, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<2, false, kPrefetch, kAt>(k, wp, x, ldx, at, t, clamp, lo, hi);
     else if (t.cols > kLanes)
-      conv_tile<2, true, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<2, true, kPrefetch, kAt>(k, wp, x, ldx, at, t, clamp, lo, hi);
     else if (t.cols == kLanes)
-      conv_tile<1, false, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<1, false, kPrefetch, kAt>(k, wp, x, ldx, at, t, clamp, lo, hi);
     else
-      conv_tile<1, true, kPrefetch>(k, wp, x, ldx, t, clamp, lo, hi);
+      conv_tile<1, true, kPrefetch, kAt>(k, wp, x, ldx, at, t, clamp, lo, hi);
   }
 }
 
-void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, int64_t x_step,
-               const f32::ConvTileOut& o, bool clamp, float lo, float hi, bool prefetch) {
-  if (prefetch)
-    conv_row_tiles<true>(k, wp, x, ldx, x_step, o, clamp, lo, hi);
+void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, const int64_t* x_rows,
+               int64_t x_step, const f32::ConvTileOut& o, bool clamp, float lo, float hi,
+               bool prefetch) {
+  if (x_rows)  // (an implicit GEMM's small weights: no prefetch)
+    conv_row_tiles<false, true>(k, wp, x, ldx, x_rows, x_step, o, clamp, lo, hi);
+  else if (prefetch)
+    conv_row_tiles<true, false>(k, wp, x, ldx, nullptr, x_step, o, clamp, lo, hi);
   else
-    conv_row_tiles<false>(k, wp, x, ldx, x_step, o, clamp, lo, hi);
+    conv_row_tiles<false, false>(k, wp, x, ldx, nullptr, x_step, o, clamp, lo, hi);
 }
 
 // PackedRhs's tile, for R = 1..6 rows of A (the rows of the tile past R are neither computed
