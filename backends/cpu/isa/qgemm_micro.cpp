@@ -30,100 +30,62 @@ constexpr int kMr = kAmx ? 32 : MINFER_ISA_WIDE ? 12 : 6;
 constexpr int kStep = MINFER_ISA_VNNI ? 4 : 2;
 constexpr int kQuadAlign = kAmx ? 16 : 1;  // k quads per tile row
 
-// kRuns: more than one run per row (a separate instance: the run loop's registers made the
-// one-run tiles of im2col rows 1-5 % slower on short products).
-template <int R, bool kRuns>
+// The rows of a narrow tile (one vector of channels: the block's first half): one weight load
+// per step for that many products (24 rows on 32 registers, 12 on 16).
+constexpr int kNarrowMr = kAmx ? 0 : MINFER_ISA_WIDE ? 24 : 12;
+
+// R rows x V vectors (2: a whole block; 1: its first half). kRuns: more than one run per row (a
+// separate instance: the run loop's registers made the one-run tiles of im2col rows 1-5 %
+// slower on short products).
+template <int R, int V, bool kRuns>
 void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32_t* c) {
-  VI32 acc[R][2];
-  const VI32 i0 = load_i32(init), i1 = load_i32(init + kI32Lanes);
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = i0;
-    acc[r][1] = i1;
+  VI32 acc[R][V];
+#pragma GCC unroll 2
+  for (int v = 0; v < V; ++v) {
+    const VI32 start = load_i32(init + v * kI32Lanes);
+#pragma GCC unroll 24
+    for (int r = 0; r < R; ++r) acc[r][v] = start;
   }
   const int64_t a_stride = rows.a_stride, kq = rows.run_lanes;
   const uint8_t* a = rows.a;
   const int64_t runs = kRuns ? rows.runs : 1;
   for (int64_t s = 0; s < runs; ++s, a += rows.run_step, b += kq * kNr * 4) {
     for (int64_t q = 0; q < kq; ++q) {
-      const VI32 b0 = load_i32(b + q * kNr * 4);
-      const VI32 b1 = load_i32(b + q * kNr * 4 + kI32Lanes * 4);
-#pragma GCC unroll 16
+      VI32 bv[V];
+#pragma GCC unroll 2
+      for (int v = 0; v < V; ++v) bv[v] = load_i32(b + q * kNr * 4 + v * kI32Lanes * 4);
+#pragma GCC unroll 24
       for (int r = 0; r < R; ++r) {
         int32_t lane;  // 2 int16 or 4 uint8 activations
         std::memcpy(&lane, a + r * a_stride + q * 4, 4);
         const VI32 av = splat_i32(lane);
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) {
 #if MINFER_ISA_VNNI
-        acc[r][0] = dot4_u8i8(acc[r][0], av, b0);
-        acc[r][1] = dot4_u8i8(acc[r][1], av, b1);
+          acc[r][v] = dot4_u8i8(acc[r][v], av, bv[v]);
 #else
-        acc[r][0] = madd_i16(acc[r][0], av, b0);
-        acc[r][1] = madd_i16(acc[r][1], av, b1);
+          acc[r][v] = madd_i16(acc[r][v], av, bv[v]);
 #endif
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-    store_i32(c + r * kNr, acc[r][0]);
-    store_i32(c + r * kNr + kI32Lanes, acc[r][1]);
-  }
-}
-
-// One vector of channels (the block's first half), R rows: one weight load per step for R
-// products (24 rows on 32 registers, 12 on 16).
-constexpr int kNarrowMr = kAmx ? 0 : MINFER_ISA_WIDE ? 24 : 12;
-template <int R>
-void narrow_tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32_t* c) {
-  VI32 acc[R];
-  const VI32 i0 = load_i32(init);
-#pragma GCC unroll 24
-  for (int r = 0; r < R; ++r) acc[r] = i0;
-  const int64_t a_stride = rows.a_stride, kq = rows.run_lanes;
-  const uint8_t* a = rows.a;
-  for (int64_t s = 0; s < rows.runs; ++s, a += rows.run_step, b += kq * kNr * 4) {
-    for (int64_t q = 0; q < kq; ++q) {
-      const VI32 b0 = load_i32(b + q * kNr * 4);
-#pragma GCC unroll 24
-      for (int r = 0; r < R; ++r) {
-        int32_t lane;
-        std::memcpy(&lane, a + r * a_stride + q * 4, 4);
-#if MINFER_ISA_VNNI
-        acc[r] = dot4_u8i8(acc[r], splat_i32(lane), b0);
-#else
-        acc[r] = madd_i16(acc[r], splat_i32(lane), b0);
-#endif
+        }
       }
     }
   }
 #pragma GCC unroll 24
-  for (int r = 0; r < R; ++r) store_i32(c + r * kNr, acc[r]);
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) store_i32(c + r * kNr + v * kI32Lanes, acc[r][v]);
 }
 
 // tile<rows> for a run-time rows in [1, R].
-template <int R, bool kRuns>
+template <int R, int V, bool kRuns>
 void tile_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
-  if constexpr (R == 1) {
-    tile<1, kRuns>(a, b, init, c);
-  } else {
-    if (rows >= R)
-      tile<R, kRuns>(a, b, init, c);
-    else
-      tile_rows<R - 1, kRuns>(rows, a, b, init, c);
-  }
-}
-
-// narrow_tile<rows> for a run-time rows in [1, R].
-template <int R>
-void narrow_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init,
-                 int32_t* c) {
   if constexpr (R <= 1) {
-    narrow_tile<1>(a, b, init, c);
+    tile<1, V, kRuns>(a, b, init, c);
   } else {
     if (rows >= R)
-      narrow_tile<R>(a, b, init, c);
+      tile<R, V, kRuns>(a, b, init, c);
     else
-      narrow_rows<R - 1>(rows, a, b, init, c);
+      tile_rows<R - 1, V, kRuns>(rows, a, b, init, c);
   }
 }
 
@@ -181,12 +143,15 @@ constexpr q8::MicroKernel narrow = nullptr;
 #else
 void micro(const q8::TileRows& a, const uint8_t* b, int rows, const int32_t* init, int32_t* c) {
   if (a.runs == 1)
-    tile_rows<kMr, false>(rows, a, b, init, c);
+    tile_rows<kMr, 2, false>(rows, a, b, init, c);
   else
-    tile_rows<kMr, true>(rows, a, b, init, c);
+    tile_rows<kMr, 2, true>(rows, a, b, init, c);
 }
 void narrow(const q8::TileRows& a, const uint8_t* b, int rows, const int32_t* init, int32_t* c) {
-  narrow_rows<kNarrowMr>(rows, a, b, init, c);
+  if (a.runs == 1)
+    tile_rows<kNarrowMr, 1, false>(rows, a, b, init, c);
+  else
+    tile_rows<kNarrowMr, 1, true>(rows, a, b, init, c);
 }
 constexpr void (*begin_tiles)() = nullptr;
 #endif
