@@ -23,15 +23,31 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 carry=.carry
 
-pack() {
+# A fresh $carry with the given binaries and the non-system libraries they link. The working
+# tree and what it carries travel within 64 MiB: the binaries go stripped and xz'd.
+pack_binaries() {
   rm -rf "$carry"
-  mkdir -p "$carry/bin" "$carry/lib" "$carry/wheels" "$carry/models"
-  cp build/minfer build/tests/minfer_tests "$carry/bin/"
-  ldd build/minfer build/tests/minfer_tests | awk '/=>/ {print $3}' | sort -u |
+  mkdir -p "$carry/bin" "$carry/lib"
+  cp "$@" "$carry/bin/"
+  ldd "$@" | awk '/=>/ {print $3}' | sort -u |
     grep -E 'libprotobuf|libonnx|libgomp|libomp' | xargs -r -I{} cp -L {} "$carry/lib/"
-  # The working tree and what it carries travel within 64 MiB: the binaries go stripped and xz'd.
   strip "$carry"/bin/* "$carry"/lib/*
   xz -T0 "$carry"/bin/*
+}
+
+# The binaries unpacked, their libraries on LD_LIBRARY_PATH, the CPU described in $out/cpu.txt.
+unpack_binaries() {
+  mkdir -p "$out"
+  export LD_LIBRARY_PATH=$PWD/$carry/lib:${LD_LIBRARY_PATH:-}
+  { lscpu | grep -E 'Model name|^CPU\(s\)'
+    grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|amx_int8|avx512_fp16' /proc/cpuinfo |
+      sort -u | tr '\n' ' '; echo; } | tee "$out/cpu.txt"
+  xz -d -k -f "$carry"/bin/*.xz
+}
+
+pack() {
+  pack_binaries build/minfer build/tests/minfer_tests
+  mkdir -p "$carry/wheels" "$carry/models"
   python3 -m pip download "onnxruntime==1.32.0" --no-deps --only-binary=:all: \
     --python-version "${ORT_WHEEL_PYTHON:-3.12}" --platform manylinux_2_28_x86_64 \
     -d "$carry/wheels" >/dev/null
@@ -50,12 +66,7 @@ pack() {
 
 # The binaries unpacked, ORT's wheel installed (PYTHONPATH), the CPU described in $out/cpu.txt.
 prepare() {
-  mkdir -p "$out"
-  export LD_LIBRARY_PATH=$PWD/$carry/lib:${LD_LIBRARY_PATH:-}
-  { lscpu | grep -E 'Model name|^CPU\(s\)'
-    grep -o -w -E 'avx2|avx512f|avx512_vnni|avx_vnni|amx_int8|avx512_fp16' /proc/cpuinfo |
-      sort -u | tr '\n' ' '; echo; } | tee "$out/cpu.txt"
-  xz -d -k -f "$carry"/bin/*.xz
+  unpack_binaries
   local site
   site=$(mktemp -d)
   python3 -m pip install --quiet --no-deps --no-index --target "$site" "$carry"/wheels/*.whl
@@ -104,13 +115,8 @@ run() {
 # NPU plugins and other frontends than ONNX) and xz'd; `peers` unpacks them into a temporary
 # folder on PYTHONPATH.
 pack_peers() {
-  rm -rf "$carry"
-  mkdir -p "$carry/bin" "$carry/lib" "$carry/data/images"
-  cp build/minfer "$carry/bin/"
-  ldd build/minfer | awk '/=>/ {print $3}' | sort -u |
-    grep -E 'libprotobuf|libonnx|libgomp|libomp' | xargs -r -I{} cp -L {} "$carry/lib/"
-  strip "$carry"/bin/* "$carry"/lib/*
-  xz -T0 "$carry"/bin/*
+  pack_binaries build/minfer
+  mkdir -p "$carry/data/images"
   local photos=../shared/data/images/imagenet
   [ -d "$photos" ] && cp -r "$photos" "$carry/data/images/"
   local wheels
@@ -132,10 +138,7 @@ pack_peers() {
 
 peers() {
   local out=${OUT:-out}
-  mkdir -p "$out"
-  export LD_LIBRARY_PATH=$PWD/$carry/lib:${LD_LIBRARY_PATH:-}
-  lscpu | grep -E 'Model name|^CPU\(s\)' | tee "$out/cpu.txt"
-  xz -d -k -f "$carry"/bin/*.xz
+  unpack_binaries
   local site
   site=$(mktemp -d)
   xz -dc "$carry/peers.tar.xz" | tar -C "$site" -xf -
