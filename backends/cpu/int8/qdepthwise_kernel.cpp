@@ -71,8 +71,8 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
                                              uint32_t(x_zero_point_) * uint32_t(sum));
   }
   // The input columns past the right edge that the last pixel's taps reach.
-  pad_r_ = std::max<int64_t>(0, (ow_ - 1) * sw_ - pad_l_ + (kw_ - 1) * dw_ - (w_ - 1));
-  padded_w_ = ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r_ > 0 ? pad_l_ + w_ + pad_r_ : 0;
+  const int64_t pad_r = std::max<int64_t>(0, (ow_ - 1) * sw_ - pad_l_ + (kw_ - 1) * dw_ - (w_ - 1));
+  padded_w_ = ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r > 0 ? pad_l_ + w_ + pad_r : 0;
   ring_rows_ = std::min(h_, (kh_ - 1) * dh_ + 1);
   zero_row_.assign(size_t(std::max(w_, padded_w_) * c_), static_cast<int8_t>(x_zero_point_));
   sums_ = &q8::depthwise_kernels(active_isa());

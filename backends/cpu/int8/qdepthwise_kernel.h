@@ -39,7 +39,7 @@ class QDepthwiseKernel final : public Kernel {
   std::vector<int32_t> init_;     // per channel: bias - zero point * sum of the channel's weights
   std::vector<int8_t> zero_row_;  // an input row of zero points: the taps in the padding read it
   // Narrow planes (ow <= kPaddedWidth), where the pixels near the edges are many: each thread
-  // copies the input rows it reads once, with pad_l_ and pad_r_ pixels of zero points on their
+  // copies the input rows it reads once, with zero points for the padding on both of their
   // sides, into a ring of the rows that one output row reads, so that every pixel of a row runs
   // in the register tiles (otherwise the edge pixels go one by one, each tap its own row). On
   // wider planes the copies gained 0-3 % (MobileNet v2's and EfficientNet-B0's 56x56 and
@@ -47,7 +47,7 @@ class QDepthwiseKernel final : public Kernel {
   // (Stride 1 only: at stride 2 the rows to copy are twice as wide and the pixels past the edges
   // fewer, and MobileNet v2's stride-2 layers were 5-9 % slower with the copies; Zen 5.)
   static constexpr int64_t kPaddedWidth = 32;
-  int64_t pad_r_ = 0, padded_w_ = 0;  // padded_w_ > 0: the rows are copied, this wide
+  int64_t padded_w_ = 0;  // > 0: the rows are copied, this wide (pad_l_ + w_ + right padding)
   int64_t ring_rows_ = 0;  // the input rows one output row reads, (kh - 1) * dh + 1
   size_t padded_rows_bytes() const { return (size_t(ring_rows_ * padded_w_ * c_) + 63) / 64 * 64; }
   q8::Requant rq_;
