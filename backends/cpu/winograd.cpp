@@ -21,6 +21,13 @@ constexpr int64_t kAlignCols = 24;  // rows of Eigen's fp32 AVX micro-kernel (pa
 // in the L2 cache between the transform, the GEMMs and the inverse transform.
 constexpr int64_t kBlockBytes = 512 * 1024;
 
+// The floats between two transformed matrices of `floats` floats: whole cache lines, plus one
+// where that is an even number of them (see WinogradConv::v_point_).
+int64_t point_stride(int64_t floats) {
+  const int64_t lines = (floats + 15) / 16;
+  return (lines % 2 == 0 ? lines + 1 : lines) * 16;
+}
+
 // G, the weight transform of F(4x4, 3x3) at the points 0, 1, -1, 2, -2 and infinity.
 constexpr double kG[kIn][3] = {{1.0 / 4, 0, 0},
                                {-1.0 / 6, -1.0 / 6, -1.0 / 6},
@@ -130,8 +137,10 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
         });
     scratch = int64_t((*u_)[0].scratch_floats());
   }
-  v_floats_ = round_up(kPoints * c * ld_, 16);
-  m_floats_ = round_up(kPoints * m * ld_, 16);
+  v_point_ = point_stride(c * ld_);
+  m_point_ = point_stride(m * ld_);
+  v_floats_ = kPoints * v_point_;
+  m_floats_ = kPoints * m_point_;
   slice_floats_ = v_floats_ + m_floats_ + round_up(scratch, 16);
   return slice_floats_;
 }
@@ -155,7 +164,7 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
                                     c1 - c0,
                                     v + c0 * ld_ + g,
                                     ld_,
-                                    s.c * ld_,
+                                    v_point_,
                                     g + runs_->lanes <= ld_};
       runs_->input(r);
     });
@@ -202,7 +211,7 @@ void WinogradConv::transform_input(const float* x, int64_t t0, int64_t cols, flo
         input_1d(t + i * kIn * kLanes, kLanes, out + i * kIn * kLanes, kLanes);
       float* dst = v + c * ld_ + g;
       for (int p = 0; p < kPoints; ++p)
-        std::memcpy(dst + p * s.c * ld_, out + p * kLanes, kLanes * sizeof(float));
+        std::memcpy(dst + p * v_point_, out + p * kLanes, kLanes * sizeof(float));
     }
   }
 }
@@ -212,7 +221,7 @@ void WinogradConv::output_tiles(const float* mo, int64_t t0, int64_t cols, int64
                                 int64_t m1, const float* b, float* y, const float* z,
                                 Store& store) const {
   const WinogradShape& s = s_;
-  const int64_t plane = s.oh * s.ow, point_stride = s.m * ld_;
+  const int64_t plane = s.oh * s.ow, point_stride = m_point_;
   for (int64_t g = 0; g < cols; g += kLanes) {
     const int lanes = int(std::min<int64_t>(kLanes, cols - g));
     // Each tile's first output (of channel 0) and its rows and columns inside the plane.
@@ -260,7 +269,7 @@ void WinogradConv::transform_output(const float* mo, int64_t t0, int64_t cols, i
       const int64_t first = (image_index * s.m + m0) * plane + oh0 * s.ow + ow0;
       const f32::WinogradOutputRun r{mo + m0 * ld_ + g,
                                      ld_,
-                                     s.m * ld_,
+                                     m_point_,
                                      n,
                                      parts,
                                      m1 - m0,
@@ -375,8 +384,8 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
       else if (block != transformed)
         transform_input(x, t0, n, v), transformed = block;
       for (int p = 0; p < kPoints; ++p) {
-        float* prod = mo + p * s_.m * ld_;
-        const float* vp = v + p * s_.c * ld_;
+        float* prod = mo + p * m_point_;
+        const float* vp = v + p * v_point_;
         if (u_direct_) {
           (*u_direct_)[p].run(vp, ld_, n, nullptr, nullptr, prod, ld_, none, scratch, m0, m1);
           continue;
