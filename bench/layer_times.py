@@ -2,7 +2,7 @@
 side: where a model's gap to the peer is.
 
     python bench/layer_times.py MODEL.onnx [--minfer build/minfer] [--threads 1] [--runs 20]
-                                [--peer ort|openvino]
+                                [--peer ort|openvino] [--batch 1]
 
 minfer's times come from `minfer bench --profile --json` (median of the profiled runs, step by
 step), ONNX Runtime's from its own profiler (`enable_profiling`: the median over the runs of
@@ -38,10 +38,10 @@ ACTIVATIONS = ("QuickGelu", "Relu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish
                "FastGelu")
 
 
-def minfer_steps(exe, path, threads, runs):
+def minfer_steps(exe, path, threads, runs, batch):
     """{node name: (op, kernel, ms)} of minfer's profiled runs."""
-    cmd = [exe, "bench", path, "--threads", str(threads), "--iterations", "1", "--profile",
-           "--profile-runs", str(runs), "--json"]
+    cmd = [exe, "bench", path, "--batch", str(batch), "--threads", str(threads), "--iterations",
+           "1", "--profile", "--profile-runs", str(runs), "--json"]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return {s["node"]: (s["op"], s["kernel"], s["ms"], shape_key(s["input_shapes"],
                                                                   s["output_shapes"]))
@@ -57,7 +57,12 @@ def shape_key(inputs, outputs, weight=1):
             size(inputs[weight]) if len(inputs) > weight else 0)
 
 
-def ort_steps(path, threads, runs):
+def input_dims(dims, batch):
+    """An input's dims with the batch (the first) set and other symbolic dims 1."""
+    return [batch if i == 0 else d if isinstance(d, int) else 1 for i, d in enumerate(dims)]
+
+
+def ort_steps(path, threads, runs, batch):
     """{node name: (op, ms, shape key)}: the median over `runs` runs of each node's kernel
     time."""
     with tempfile.TemporaryDirectory() as folder:
@@ -70,8 +75,8 @@ def ort_steps(path, threads, runs):
         so.profile_file_prefix = os.path.join(folder, "ort")
         session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
         rng = np.random.default_rng(0)
-        feeds = {i.name: rng.random([d if isinstance(d, int) else 1 for d in i.shape],
-                                    dtype=np.float32) for i in session.get_inputs()}
+        feeds = {i.name: rng.random(input_dims(i.shape, batch), dtype=np.float32)
+                 for i in session.get_inputs()}
         for _ in range(3):  # warm-up runs: their events are dropped below
             session.run(None, feeds)
         for _ in range(runs):
@@ -99,19 +104,22 @@ def ort_steps(path, threads, runs):
     return {n: (info[n][0], float(np.median(t[-runs:])), info[n][1]) for n, t in times.items()}
 
 
-def openvino_steps(path, threads, runs):
+def openvino_steps(path, threads, runs, batch):
     """{node name: (layer type, ms, shape key)}: the median over `runs` runs of each executed
-    node's time in OpenVINO's profile."""
+    node's time in OpenVINO's profile (compiled for static input shapes, as cpu_peers.py)."""
     import openvino as ov  # only for --peer openvino
     core = ov.Core()
-    compiled = core.compile_model(core.read_model(path), "CPU", {
+    model = core.read_model(path)
+    model.reshape({i.get_any_name(): input_dims([d.get_length() if d.is_static else None
+                                                 for d in i.get_partial_shape()], batch)
+                   for i in model.inputs})
+    compiled = core.compile_model(model, "CPU", {
         "PERF_COUNT": True, "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
         "INFERENCE_PRECISION_HINT": "f32"})
     request = compiled.create_infer_request()
     rng = np.random.default_rng(0)
-    feeds = {i.get_any_name(): rng.random([d.get_length() if d.is_static else 1
-                                           for d in i.get_partial_shape()], dtype=np.float32)
-             for i in compiled.inputs}
+    feeds = {i.get_any_name(): rng.random([d.get_length() for d in i.get_partial_shape()],
+                                          dtype=np.float32) for i in compiled.inputs}
     for _ in range(3):
         request.infer(feeds)
     times = collections.defaultdict(list)
@@ -140,18 +148,20 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--top", type=int, default=25, help="layer rows to print, minfer's worst first")
     ap.add_argument("--peer", choices=("ort", "openvino"), default="ort")
+    ap.add_argument("--batch", type=int, default=1, help="the inputs' first dimension")
     args = ap.parse_args()
-    ours = minfer_steps(args.minfer, args.model, args.threads, args.runs)
+    ours = minfer_steps(args.minfer, args.model, args.threads, args.runs, args.batch)
     if args.peer == "openvino":
         import openvino as ov
         peer, version = "OpenVINO", f"openvino {ov.__version__}"
-        theirs = openvino_steps(args.model, args.threads, args.runs)
+        theirs = openvino_steps(args.model, args.threads, args.runs, args.batch)
     else:
         peer, version = "ORT", f"onnxruntime {ort.__version__}"
-        theirs = ort_steps(args.model, args.threads, args.runs)
+        theirs = ort_steps(args.model, args.threads, args.runs, args.batch)
     heavy_ours = [(n, v) for n, v in ours.items() if v[0].split(":")[-1].split(" ")[0] in HEAVY]
     heavy_theirs = [(n, v) for n, v in theirs.items() if v[0] in HEAVY]
-    print(f"{os.path.basename(args.model)}, {args.threads} thread(s), {version}: per-run sums "
+    print(f"{os.path.basename(args.model)}, batch {args.batch}, {args.threads} thread(s), {version}: "
+          f"per-run sums "
           f"of the steps, minfer {sum(v[2] for v in ours.values()):.2f} ms, {peer} "
           f"{sum(v[1] for v in theirs.values()):.2f} ms")
     pairs, unused = [], list(heavy_theirs)
