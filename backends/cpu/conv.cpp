@@ -2,7 +2,6 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -11,6 +10,7 @@
 #endif
 
 #include "backends/cpu/conv_gemm.h"
+#include "backends/cpu/env_switch.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/packed_gemm.h"
 #include "backends/cpu/parallel.h"
@@ -69,10 +69,7 @@ void copy_even(const float* src, int64_t n, float* dst) {
 
 // False when the environment sets MINFER_CPU_CONV_IMPLICIT=0 (A/B benchmarks, tests): stride-2
 // convs of small depth then go through im2col too.
-bool implicit_enabled() {
-  const char* v = std::getenv("MINFER_CPU_CONV_IMPLICIT");
-  return !(v && std::string(v) == "0");
-}
+bool implicit_enabled() { return env_switch("MINFER_CPU_CONV_IMPLICIT", true); }
 
 bool is_static_f32(const TensorInfo& t) {
   return t.present && t.dtype == DType::f32 && t.shape.is_static();

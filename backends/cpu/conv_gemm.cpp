@@ -1,10 +1,10 @@
 #include "backends/cpu/conv_gemm.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <new>
 #include <string>
 
+#include "backends/cpu/env_switch.h"
 #include "minfer/error.h"
 
 namespace minfer::cpu {
@@ -45,18 +45,13 @@ size_t ConvGemm::packed_bytes() const {
 }
 
 bool ConvGemm::packs_deep() {
-  const char* v = std::getenv("MINFER_CPU_CONV_GEMM_PACK");
-  if (v && *v) return std::string(v) != "0";
-  return !cpu_is_amd();
+  return env_switch("MINFER_CPU_CONV_GEMM_PACK", !cpu_is_amd());
 }
 
 bool ConvGemm::pays(int64_t k, int64_t cols, Isa isa) {
-  const char* off = std::getenv("MINFER_CPU_CONV_GEMM");
-  if (off && std::string(off) == "0") return false;
+  if (!env_switch("MINFER_CPU_CONV_GEMM", true)) return false;
   if (k <= kMaxDepth && cols >= kMinColumns) return true;
-  const char* all = std::getenv("MINFER_CPU_CONV_GEMM_ALL");
-  if (all && *all) return std::string(all) != "0";
-  return isa >= Isa::avx512;
+  return env_switch("MINFER_CPU_CONV_GEMM_ALL", isa >= Isa::avx512);
 }
 
 void ConvGemm::run(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,

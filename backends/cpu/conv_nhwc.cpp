@@ -1,9 +1,8 @@
 #include "backends/cpu/conv_nhwc.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
+#include "backends/cpu/env_switch.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/parallel.h"
@@ -34,9 +33,7 @@ DepthwiseChannelsKernel from_nchw_kernel(const ConvGeometry& g) {
 
 bool channels_last_pays() {
   if (!has_any_isa()) return false;
-  const char* v = std::getenv("MINFER_CPU_CHANNELS_LAST");
-  if (v && *v) return std::strcmp(v, "0") != 0;
-  return active_isa() >= Isa::avx512;
+  return env_switch("MINFER_CPU_CHANNELS_LAST", active_isa() >= Isa::avx512);
 }
 
 bool NhwcConvKernel::supports(const PrepareContext& ctx) {

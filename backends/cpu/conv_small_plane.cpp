@@ -1,11 +1,11 @@
 #include "backends/cpu/conv_small_plane.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/env_switch.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/winograd.h"  // winograd_enabled()
@@ -36,10 +36,7 @@ constexpr int64_t kWinogradColumns = 64;  // output channels per product task: 2
 
 }  // namespace
 
-bool small_plane_enabled() {
-  const char* v = std::getenv("MINFER_CPU_SMALL_PLANE");
-  return !(v && std::string(v) == "0");
-}
+bool small_plane_enabled() { return env_switch("MINFER_CPU_SMALL_PLANE", true); }
 
 bool SmallPlaneConv::pays(const Shape& s, int64_t tile_columns) {
   const int64_t p = s.oh * s.ow;

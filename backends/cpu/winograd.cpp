@@ -1,11 +1,11 @@
 #include "backends/cpu/winograd.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
 
+#include "backends/cpu/env_switch.h"
 #include "backends/cpu/parallel.h"
 
 namespace minfer::cpu {
@@ -65,10 +65,7 @@ inline void output_1d(const float* m, int64_t ms, float* o, int64_t os) {
 
 }  // namespace
 
-bool winograd_enabled() {
-  const char* v = std::getenv("MINFER_CPU_WINOGRAD");
-  return !(v && std::string(v) == "0");
-}
+bool winograd_enabled() { return env_switch("MINFER_CPU_WINOGRAD", true); }
 
 bool winograd_pays(const WinogradShape& s) {
   return s.c >= kWinogradMinChannels && s.m >= kWinogradMinChannels &&

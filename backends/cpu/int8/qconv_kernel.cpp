@@ -1,10 +1,10 @@
 #include "backends/cpu/int8/qconv_kernel.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "backends/cpu/env_switch.h"
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
 #include "ops/int8/int8_ops.h"
@@ -17,10 +17,7 @@ constexpr int64_t kBlockBytes = 192 * 1024;  // packed activation rows per block
 // The largest padded input copy of the implicit GEMM (beyond it, im2col's bounded blocks).
 constexpr int64_t kMaxPaddedBytes = int64_t{32} << 20;
 
-bool implicit_enabled() {
-  const char* v = std::getenv("MINFER_CPU_INT8_IMPLICIT");
-  return !(v && std::string(v) == "0");
-}
+bool implicit_enabled() { return env_switch("MINFER_CPU_INT8_IMPLICIT", true); }
 
 bool static_i8(const TensorInfo& t, size_t rank) {
   return t.present && t.dtype == DType::i8 && t.shape.is_static() && t.shape.rank() == rank;
