@@ -56,6 +56,8 @@ class PackedWeights {
   PackedWeights(const MicroKernels& kern, const int8_t* w, int64_t n, int64_t k);
 
   const uint8_t* block(int64_t b) const { return data_.get() + b * block_bytes_; }
+  size_t block_bytes() const { return block_bytes_; }
+  size_t bytes() const { return block_bytes_ * static_cast<size_t>(blocks_); }
   int64_t blocks() const { return blocks_; }
   int64_t kq() const { return kq_; }
   // sum over k of W[j][k], per channel (n entries).

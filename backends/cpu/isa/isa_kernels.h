@@ -25,6 +25,10 @@ namespace minfer::cpu::q8 {
 struct TileRows {
   const uint8_t* a;
   int64_t a_stride, run_step, runs, run_lanes;
+  // Cache lines to ask into L2 as the tile goes, one per step from its first (the next weight
+  // block, coming from memory): prefetch_lines lines from prefetch.
+  const uint8_t* prefetch = nullptr;
+  int64_t prefetch_lines = 0;
 };
 // C[r * nr + j] = init[j] + sum over the lanes of row r (r < rows <= mr) times the packed
 // weight block b (runs * run_lanes lanes x nr channels x 4 bytes).
