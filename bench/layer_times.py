@@ -160,9 +160,9 @@ def main():
         theirs = ort_steps(args.model, args.threads, args.runs, args.batch)
     heavy_ours = [(n, v) for n, v in ours.items() if v[0].split(":")[-1].split(" ")[0] in HEAVY]
     heavy_theirs = [(n, v) for n, v in theirs.items() if v[0] in HEAVY]
-    print(f"{os.path.basename(args.model)}, batch {args.batch}, {args.threads} thread(s), {version}: "
-          f"per-run sums "
-          f"of the steps, minfer {sum(v[2] for v in ours.values()):.2f} ms, {peer} "
+    print(f"{os.path.basename(args.model)}, batch {args.batch}, {args.threads} thread(s), "
+          f"{version}: per-run sums of the steps, "
+          f"minfer {sum(v[2] for v in ours.values()):.2f} ms, {peer} "
           f"{sum(v[1] for v in theirs.values()):.2f} ms")
     pairs, unused = [], list(heavy_theirs)
     for n, v in heavy_ours:  # in order, the first of ORT's nodes with the same shapes
