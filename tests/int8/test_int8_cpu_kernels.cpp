@@ -346,6 +346,47 @@ TEST_CASE("CPU int8 narrow micro-tile equals the full tile's first channels on e
   }
 }
 
+// The tiles that ask for the next weight block as they go (TileRows::prefetch: a layer whose
+// weights come from memory) are instances of their own: the same sums as the others, with one
+// run per row and with two (an implicit GEMM's kernel rows), whole and narrow.
+TEST_CASE("CPU int8 micro-tiles that prefetch the next weights compute the same sums",
+          "[int8]") {
+  std::mt19937 rng(29);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  constexpr int64_t kRunDepth = 37;
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    const cpu::q8::MicroKernels& kern = cpu::q8::micro_kernels(isa);
+    if (!kern.narrow) continue;  // (AMX: its tiles take one run and ask for nothing)
+    INFO(cpu::isa_name(isa));
+    const int64_t nr = kern.nr, kq = cpu::q8::k_steps(kern, kRunDepth);
+    const int64_t rows = kern.narrow_mr, stride = 2 * kq * 4;  // each row: two runs of kq lanes
+    const int64_t depth = 2 * kq * kern.kstep;  // two blocks of 2 * kq lanes
+    std::vector<int8_t> w(static_cast<size_t>(2 * nr * depth));
+    for (int8_t& v : w) v = static_cast<int8_t>(byte(rng));
+    const cpu::q8::PackedWeights packed(kern, w.data(), 2 * nr, depth);
+    std::vector<uint8_t> a(size_t(rows * stride));
+    for (uint8_t& v : a) v = static_cast<uint8_t>(byte(rng) & (kern.kstep == 4 ? 0xff : 0x7f));
+    std::vector<int32_t> init(static_cast<size_t>(nr), 11);
+    std::vector<int32_t> plain(cpu::q8::kMaxTileInts), asking(cpu::q8::kMaxTileInts);
+    for (int64_t runs : {1, 2}) {
+      for (bool narrow : {false, true}) {
+        INFO(runs << " run(s), " << (narrow ? "narrow" : "whole") << " tile");
+        const cpu::q8::MicroKernel tile = narrow ? kern.narrow : kern.micro;
+        const int n = int(narrow ? kern.narrow_mr : kern.mr);
+        const int64_t lanes = runs == 1 ? 2 * kq : kq;
+        cpu::q8::TileRows tile_rows{a.data(), stride, kq * 4, runs, lanes};
+        tile(tile_rows, packed.block(0), n, init.data(), plain.data());
+        tile_rows.prefetch = packed.block(1);
+        tile_rows.prefetch_lines = static_cast<int64_t>(packed.block_bytes()) / 64;
+        tile(tile_rows, packed.block(0), n, init.data(), asking.data());
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t j = 0; j < (narrow ? nr / 2 : nr); ++j)
+            REQUIRE(asking[size_t(r * nr + j)] == plain[size_t(r * nr + j)]);
+      }
+    }
+  }
+}
+
 // QuantizeLinear at every ISA level (16 floats a vector on AVX-512, 8 on AVX2), against the
 // reference: random values, NaN and infinities, ties, the rounding boundaries ((k + 1/2) * scale
 // and the floats around it), scales from 2^-61 to 2^61, tiny and huge inputs, lengths around
