@@ -29,9 +29,10 @@ def median_ms(fn, iterations, warmup=1):
     return float(np.median(times))
 
 
-def ort_session(path, threads, config=None):
+def ort_session(path, threads, config=None, profile_prefix=None):
     """ONNX Runtime as the peer: CPU, all graph optimizations, `threads` intra-op threads
-    (and the session config entries in `config`)."""
+    (and the session config entries in `config`; its profile written from `profile_prefix`
+    where given)."""
     so = ort.SessionOptions()
     for key, value in (config or {}).items():
         so.add_session_config_entry(key, value)
@@ -39,7 +40,24 @@ def ort_session(path, threads, config=None):
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if profile_prefix:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def openvino_compiled(core, path, threads, shapes=None, profile=False):
+    """OpenVINO as the peer: its CPU plugin with the latency hint, f32 inference precision and
+    `threads` inference threads, for the static input shapes {name: dims} where given (and
+    its per-node profile with `profile`)."""
+    model = core.read_model(path)
+    if shapes:
+        model.reshape(shapes)
+    config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads,
+              "INFERENCE_PRECISION_HINT": "f32"}
+    if profile:
+        config["PERF_COUNT"] = True
+    return core.compile_model(model, "CPU", config)
 
 
 def ort_latency(path, batch, threads, iterations):

@@ -35,7 +35,7 @@ import numpy as np
 import onnxruntime as ort
 import openvino as ov
 
-from bench_common import median_ms, ort_session  # same folder
+from bench_common import median_ms, openvino_compiled, ort_session  # same folder
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_CALIB = os.path.join(HERE, "..", "..", "shared", "data", "images", "imagenet")
@@ -96,15 +96,8 @@ def ort_runner(path, batch, threads):
 
 def openvino_runner(core, path, batch, threads):
     """Likewise for OpenVINO (one compiled model and infer request for every round)."""
-    model = core.read_model(path)
     name, x = input_of(path, batch)
-    model.reshape({name: list(x.shape)})
-    compiled = core.compile_model(model, "CPU", {
-        "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_NUM_THREADS": threads,
-        "INFERENCE_PRECISION_HINT": "f32",
-    })
-    req = compiled.create_infer_request()
+    req = openvino_compiled(core, path, threads, {name: list(x.shape)}).create_infer_request()
     return lambda n: median_ms(lambda: req.infer({name: x}), n, warmup=3)
 
 

@@ -28,7 +28,7 @@ import tempfile
 import numpy as np
 import onnxruntime as ort
 
-from bench_common import ort_session
+from bench_common import openvino_compiled, ort_session
 
 
 HEAVY = ("Conv", "FusedConv", "NhwcConv", "Gemm", "MatMul", "FusedMatMul", "FusedGemm", "QConv",
@@ -66,14 +66,7 @@ def ort_steps(path, threads, runs, batch):
     """{node name: (op, ms, shape key)}: the median over `runs` runs of each node's kernel
     time."""
     with tempfile.TemporaryDirectory() as folder:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        so.enable_profiling = True
-        so.profile_file_prefix = os.path.join(folder, "ort")
-        session = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        session = ort_session(path, threads, profile_prefix=os.path.join(folder, "ort"))
         rng = np.random.default_rng(0)
         feeds = {i.name: rng.random(input_dims(i.shape, batch), dtype=np.float32)
                  for i in session.get_inputs()}
@@ -109,13 +102,10 @@ def openvino_steps(path, threads, runs, batch):
     node's time in OpenVINO's profile (compiled for static input shapes, as cpu_peers.py)."""
     import openvino as ov  # only for --peer openvino
     core = ov.Core()
-    model = core.read_model(path)
-    model.reshape({i.get_any_name(): input_dims([d.get_length() if d.is_static else None
-                                                 for d in i.get_partial_shape()], batch)
-                   for i in model.inputs})
-    compiled = core.compile_model(model, "CPU", {
-        "PERF_COUNT": True, "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": "f32"})
+    shapes = {i.get_any_name(): input_dims([d.get_length() if d.is_static else None
+                                            for d in i.get_partial_shape()], batch)
+              for i in core.read_model(path).inputs}
+    compiled = openvino_compiled(core, path, threads, shapes, profile=True)
     request = compiled.create_infer_request()
     rng = np.random.default_rng(0)
     feeds = {i.get_any_name(): rng.random([d.get_length() for d in i.get_partial_shape()],

@@ -4,12 +4,14 @@ bench/cpu_peers.py compiles it (latency hint, f32 inference precision, 1 thread)
 (layer type, primitive, runtime precision) from the compiled model's runtime graph. Tells whether
 an int8 (QDQ) file runs on OpenVINO's int8 kernels (e.g. brgconv_avx512_I8) or as float ones.
 
-    python3 bench/openvino_kernels.py MODEL.onnx...      (needs `pip install openvino`)
+    python3 bench/openvino_kernels.py MODEL.onnx...   (needs `pip install openvino onnxruntime`)
 """
 import collections
 import sys
 
 import openvino as ov
+
+from bench_common import openvino_compiled
 
 
 def main():
@@ -17,9 +19,7 @@ def main():
     print(f"openvino {ov.__version__}; CPU capabilities: "
           f"{' '.join(core.get_property('CPU', 'OPTIMIZATION_CAPABILITIES'))}")
     for path in sys.argv[1:]:
-        compiled = core.compile_model(core.read_model(path), "CPU", {
-            "PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": 1,
-            "INFERENCE_PRECISION_HINT": "f32"})
+        compiled = openvino_compiled(core, path, 1)
         kinds = collections.Counter()
         for op in compiled.get_runtime_model().get_ordered_ops():
             rt = op.get_rt_info()

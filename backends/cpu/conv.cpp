@@ -270,6 +270,12 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   if (implicit_) {
     phase_rows_ = (d.oh - 1) * d.sh + d.kh;
     phase_w_ = ((d.ow - 1) * 2 + d.kw + 1) / 2;
+    for (int64_t phase = 0; phase < 2; ++phase) {
+      // The columns u whose input column 2u + phase - pad_l lies in [0, w).
+      phase_lo_[phase] = std::clamp<int64_t>((d.pad_l - phase + 1) / 2, 0, phase_w_);
+      phase_hi_[phase] =
+          std::clamp<int64_t>((d.w + d.pad_l - phase + 1) / 2, phase_lo_[phase], phase_w_);
+    }
     tap_rows_.clear();
     for (int64_t c = 0; c < d.c; ++c)
       for (int64_t i = 0; i < d.kh; ++i)
@@ -478,9 +484,7 @@ void ConvKernel::run_implicit(const Operands& op, float* phases, int threads) co
       const int64_t c = cr / rows, r = cr % rows, ih = r - d.pad_t;
       for (int64_t phase = 0; phase < 2; ++phase) {
         float* dst = phases + ((c * 2 + phase) * rows + r) * width;
-        // The columns u whose input column 2u + phase - pad_l lies in [0, w).
-        const int64_t lo = std::clamp<int64_t>((d.pad_l - phase + 1) / 2, 0, width);
-        const int64_t hi = std::clamp<int64_t>((d.w + d.pad_l - phase + 1) / 2, lo, width);
+        const int64_t lo = phase_lo_[phase], hi = phase_hi_[phase];
         if (ih < 0 || ih >= d.h || hi == lo) {
           std::fill(dst, dst + width, 0.f);
           continue;

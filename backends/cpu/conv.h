@@ -130,6 +130,7 @@ class ConvKernel final : public Kernel {
   // back a 147 x 12544 im2col matrix, 7 MB.)
   bool implicit_ = false;
   int64_t phase_rows_ = 0, phase_w_ = 0;
+  int64_t phase_lo_[2] = {}, phase_hi_[2] = {};  // a phase plane's columns that hold input
   std::vector<int64_t> tap_rows_;
   // Method::Vector's W^T, packed for PackedRhs; null otherwise.
   std::shared_ptr<const PackedRhs> vector_;
