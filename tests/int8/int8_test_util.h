@@ -57,6 +57,9 @@ inline constexpr QConvShape kQConvShapes[] = {
     {2, 16, 30, 8, 40, 3, 3, 1, 1, 1, 1}, {1, 14, 14, 12, 64, 3, 3, 2, 1, 1, 1},
     {1, 10, 20, 16, 32, 3, 3, 2, 0, 1, 1}, {1, 9, 13, 4, 16, 5, 5, 1, 2, 1, 1},
     {3, 3, 5, 4, 64, 3, 3, 1, 1, 1, 1},
+    // its edge rows (kernel rows in the padding skipped): padding wider than the kernel, so
+    // rows that read one, two or none of the image's rows
+    {2, 2, 9, 8, 40, 3, 3, 1, 3, 1, 1},
     // a 3x3 stride-2 stem of 3 channels (MobileNet's, EfficientNet's): padded runs of 9 bytes
     {1, 17, 19, 3, 32, 3, 3, 2, 1, 1, 1},
     // depthwise (the depthwise kernel): channel counts around the 8- and 16-lane vectors and

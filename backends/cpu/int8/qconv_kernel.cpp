@@ -177,6 +177,7 @@ void QConvKernel::prepare(PrepareContext& ctx) {
 
   threads_ = std::max(1, ctx.threads);
   if (implicit_) {  // (and a line past the end for the last pixel's last lane)
+    prepare_edge_rows(wp);
     ctx.workspace_bytes = static_cast<size_t>((padded_bytes + 127) / 64 * 64);
     return;
   }
@@ -186,6 +187,37 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   block_rows_ = std::min(block_rows_, rows_rounded);
   per_thread_bytes_ = static_cast<size_t>((block_rows_ * a_stride_ + 63) / 64 * 64);
   ctx.workspace_bytes = per_thread_bytes_ * threads_;
+}
+
+void QConvKernel::prepare_edge_rows(const int8_t* w) {
+  edge_rows_.clear();
+  edge_of_row_.assign(static_cast<size_t>(d_.oh), -1);
+  const int32_t offset = q8::a_offset(*kern_, x_zero_point_);
+  for (int64_t oy = 0; oy < d_.oh; ++oy) {
+    const int64_t iy0 = oy * d_.sh - d_.pad_t;
+    const int64_t ky0 = std::clamp<int64_t>(-iy0, 0, d_.kh);
+    const int64_t ky1 = std::clamp<int64_t>(d_.h - iy0, 0, d_.kh);
+    // (A row wholly in the padding keeps its kernel rows: none would be left to run.)
+    if ((ky0 == 0 && ky1 == d_.kh) || ky1 <= ky0) continue;
+    auto same = [&](const KernelRows& e) { return e.ky0 == ky0 && e.ky1 == ky1; };
+    auto found = std::find_if(edge_rows_.begin(), edge_rows_.end(), same);
+    if (found == edge_rows_.end()) {
+      // The skipped taps hold the zero point, packed as `offset`: their sum is offset times
+      // their weights' (as in the init's own -offset * row sum; int32 wraps alike).
+      KernelRows rows{ky0, ky1, packed_->init[0]};
+      for (int64_t j = 0; j < d_.m; ++j) {
+        int64_t skipped = 0;
+        for (int64_t c = 0; c < d_.c; ++c)
+          for (int64_t ky = 0; ky < d_.kh; ++ky)
+            if (ky < ky0 || ky >= ky1)
+              for (int64_t kx = 0; kx < d_.kw; ++kx)
+                skipped += w[((j * d_.c + c) * d_.kh + ky) * d_.kw + kx];
+        rows.init[j] = int8::wrap_int32(rows.init[j] + int64_t{offset} * skipped);
+      }
+      found = edge_rows_.insert(edge_rows_.end(), std::move(rows));
+    }
+    edge_of_row_[oy] = static_cast<int>(found - edge_rows_.begin());
+  }
 }
 
 void QConvKernel::pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t g,
@@ -317,17 +349,25 @@ void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int6
   const q8::PackedWeights& pw = packed_->weights[0];
   const bool prefetch = pw.bytes() > kPrefetchBytes;
   for (int64_t b = b0; b < b1; ++b) {
-    const int32_t* init = packed_->init[0].data() + b * geo.nr;
     for (int64_t out_row = y0; out_row < y1; ++out_row) {
       const int64_t image = out_row / d_.oh, oy = out_row % d_.oh;
-      const uint8_t* first = padded + (image * pad_h_ + oy * d_.sh) * row_bytes;
+      // An edge row runs its kernel rows inside the image only: [ky0, ky1) of the copy's rows
+      // and of each block's lanes (a 7x7 plane's 3x3 conv: 2 of its 21 kernel rows).
+      const int edge = edge_of_row_[oy];
+      const KernelRows* kernel_rows = edge >= 0 ? &edge_rows_[edge] : nullptr;
+      const int64_t ky0 = kernel_rows ? kernel_rows->ky0 : 0;
+      rows.runs = kernel_rows ? kernel_rows->ky1 - ky0 : d_.kh;
+      const int32_t* init =
+          (kernel_rows ? kernel_rows->init : packed_->init[0]).data() + b * geo.nr;
+      const uint8_t* weights = pw.block(b) + ky0 * run_lanes_ * geo.nr * 4;
+      const uint8_t* first = padded + (image * pad_h_ + oy * d_.sh + ky0) * row_bytes;
       for (int t = 0; t < tiles; ++t) {
         if (prefetch)
           share_of_next(pw, b + 1, b1, (out_row - y0) * tiles + t, (y1 - y0) * tiles, rows);
         const int64_t ox = split_begin(d_.ow, tiles, t);
         const int n = static_cast<int>(split_begin(d_.ow, tiles, t + 1) - ox);
         rows.a = first + ox * d_.sw * pixel;
-        geo.micro(rows, pw.block(b), n, init, c);
+        geo.micro(rows, weights, n, init, c);
         store_tile(rq, c, n, out_row * d_.ow + ox, 0, b, z, y);
       }
     }

@@ -72,6 +72,10 @@ class QConvKernel final : public Kernel {
   void run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b0,
                 int64_t b1) const;
   void run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded, int threads) const;
+  // The implicit GEMM's output rows whose kernel rows reach into the padding above or below
+  // the image: they skip those kernel rows (all zero points, adding only a constant per
+  // channel, which goes into their init instead).
+  void prepare_edge_rows(const int8_t* w);
 
   Dims d_;
   bool direct_rows_ = false;       // 1x1, stride 1, no padding, one group: rows are the input
@@ -80,6 +84,12 @@ class QConvKernel final : public Kernel {
   int64_t pad_h_ = 0, pad_w_ = 0;  // that copy's pixels per image (the taps' extent)
   int64_t padded_bytes_ = 0;       // the copy's size (all images)
   int64_t run_lanes_ = 0;          // lanes per kernel row (whole, and padded where they end)
+  struct KernelRows {
+    int64_t ky0, ky1;           // the kernel rows an output row computes, [ky0, ky1)
+    std::vector<int32_t> init;  // its init: the skipped rows' constant added (padded as init)
+  };
+  std::vector<KernelRows> edge_rows_;  // one per range other than [0, kh)
+  std::vector<int> edge_of_row_;       // per output row oy: its range in edge_rows_, or -1
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
   q8::RequantTile requant_ = nullptr;       // and its output stage
   struct Packed {
