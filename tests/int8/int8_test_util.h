@@ -60,6 +60,10 @@ inline constexpr QConvShape kQConvShapes[] = {
     // its edge rows (kernel rows in the padding skipped): padding wider than the kernel, so
     // rows that read one, two or none of the image's rows
     {2, 2, 9, 8, 40, 3, 3, 1, 3, 1, 1},
+    // and its edge columns (kernel columns in the padding skipped, the pixels in tiles down
+    // the plane): 3x3 across two images, 5x5 (two columns a side), stride 2 (the left only)
+    {2, 24, 44, 8, 40, 3, 3, 1, 1, 1, 1}, {1, 18, 40, 8, 24, 5, 5, 1, 2, 1, 1},
+    {1, 28, 56, 8, 16, 3, 3, 2, 1, 1, 1},
     // a 3x3 stride-2 stem of 3 channels (MobileNet's, EfficientNet's): padded runs of 9 bytes
     {1, 17, 19, 3, 32, 3, 3, 2, 1, 1, 1},
     // depthwise (the depthwise kernel): channel counts around the 8- and 16-lane vectors and

@@ -8,6 +8,10 @@
 // run per kernel row (no im2col: int8 ResNet-18's 56x56 3x3 convs spent 9 % of their time
 // gathering it, its 7x7 stem on 3 channels 24 %). MINFER_CPU_INT8_IMPLICIT=0 turns this off
 // (prepare() has the exceptions: too short tiles, too much lane padding, too large a copy).
+// Taps in the padding are skipped where whole kernel rows or columns fall in it: the top and
+// bottom output rows run fewer kernel rows, and the left and right output columns, in tiles
+// down the plane, fewer kernel columns (a 14x14 plane's 3x3 convs 7 % faster, 7x7 ones 14 %;
+// MINFER_CPU_INT8_EDGE_COLUMNS=0 turns the columns off).
 // The others are im2col GEMMs: rows are processed in blocks whose packed activations fit in
 // L2; each block is packed once (im2col + widening) and multiplied by every weight block of
 // the group. Threads take (row block, group, channel range) tasks; packed weights are made
@@ -55,6 +59,18 @@ class QConvKernel final : public Kernel {
       ++n;
     }
   };
+  // The implicit GEMM's edge pixels (prepare_edge_rows, prepare_edge_columns): an output row's
+  // kernel rows, or an output column's kernel columns, inside the image, and the init that
+  // holds the skipped taps' constant (padded as Packed::init).
+  struct KernelRows {
+    int64_t ky0, ky1;
+    std::vector<int32_t> init;
+  };
+  struct EdgeColumn {
+    int64_t ox, kx0, kx1;
+    std::vector<int32_t> init;
+  };
+
   // Packs row p (pixel `at`) of group g into the GEMM's activation layout at `out`: the input
   // row of a plain 1x1, else its im2col taps gathered run by run.
   void pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t g, uint8_t* out) const;
@@ -62,8 +78,9 @@ class QConvKernel final : public Kernel {
                 int64_t b0, int64_t b1, uint8_t* workspace) const;
   // Writes tile c (rows x nr int32 sums) of output pixels [p, p + rows), channel block b of
   // group g: requantized to int8 (rq = rq_.params(), plus the residual z) or dequantized.
+  // Its rows' pixels are pixel_step apart (an edge column's: a row of the output).
   void store_tile(const q8::RequantParams& rq, int32_t* c, int rows, int64_t p, int64_t g,
-                  int64_t b, const int8_t* z, void* y) const;
+                  int64_t b, const int8_t* z, void* y, int64_t pixel_step = 1) const;
 
   // The implicit GEMM: the padded copy of every image (pad_h_ x pad_w_ pixels), then output
   // rows [y0, y1) (of n * oh) times channel blocks [b0, b1).
@@ -72,10 +89,20 @@ class QConvKernel final : public Kernel {
   void run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b0,
                 int64_t b1) const;
   void run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded, int threads) const;
-  // The implicit GEMM's output rows whose kernel rows reach into the padding above or below
-  // the image: they skip those kernel rows (all zero points, adding only a constant per
-  // channel, which goes into their init instead).
+  // Edge column `column` of output rows [y0, y1), channel block b; c is the tile buffer.
+  void run_column(const uint8_t* padded, const EdgeColumn& column, const int8_t* z, void* y,
+                  int64_t y0, int64_t y1, int64_t b, int32_t* c) const;
+  // The implicit GEMM's output pixels whose taps reach into the padding skip those taps (all
+  // zero points, adding only a constant per channel, which goes into their init instead).
+  // Rows at the image's top and bottom skip kernel rows; pixels at its left and right edges
+  // (edge columns) run down the plane in tiles of their own, skipping kernel columns, where the
+  // other pixels' tiles keep enough rows.
   void prepare_edge_rows(const int8_t* w);
+  void prepare_edge_columns(const int8_t* w);
+  // The init of the packed weights (W [m, c, kh, kw] as given) less the taps outside
+  // [ky0, ky1) x [kx0, kx1).
+  std::vector<int32_t> init_without(const int8_t* w, int64_t ky0, int64_t ky1, int64_t kx0,
+                                    int64_t kx1) const;
 
   Dims d_;
   bool direct_rows_ = false;       // 1x1, stride 1, no padding, one group: rows are the input
@@ -84,12 +111,10 @@ class QConvKernel final : public Kernel {
   int64_t pad_h_ = 0, pad_w_ = 0;  // that copy's pixels per image (the taps' extent)
   int64_t padded_bytes_ = 0;       // the copy's size (all images)
   int64_t run_lanes_ = 0;          // lanes per kernel row (whole, and padded where they end)
-  struct KernelRows {
-    int64_t ky0, ky1;           // the kernel rows an output row computes, [ky0, ky1)
-    std::vector<int32_t> init;  // its init: the skipped rows' constant added (padded as init)
-  };
   std::vector<KernelRows> edge_rows_;  // one per range other than [0, kh)
   std::vector<int> edge_of_row_;       // per output row oy: its range in edge_rows_, or -1
+  std::vector<EdgeColumn> edge_columns_;
+  int64_t inner_ox0_ = 0, inner_ox1_ = 0;  // the other output columns, [ox0, ox1)
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
   q8::RequantTile requant_ = nullptr;       // and its output stage
   struct Packed {

@@ -29,6 +29,9 @@ struct TileRows {
   // block, coming from memory): prefetch_lines lines from prefetch.
   const uint8_t* prefetch = nullptr;
   int64_t prefetch_lines = 0;
+  // The weights' lanes per run, where a run reads only the first run_lanes of them (an edge
+  // pixel's taps inside the image, its kernel rows' others skipped); 0: run_lanes.
+  int64_t weight_lanes = 0;
 };
 // C[r * nr + j] = init[j] + sum over the lanes of row r (r < rows <= mr) times the packed
 // weight block b (runs * run_lanes lanes x nr channels x 4 bytes).

@@ -53,7 +53,8 @@ void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32
   const int64_t runs = kRuns ? rows.runs : 1;
   const uint8_t* pf = rows.prefetch;
   const uint8_t* pf_end = pf + rows.prefetch_lines * 64;
-  for (int64_t s = 0; s < runs; ++s, a += rows.run_step, b += kq * kNr * 4) {
+  const int64_t b_step = (rows.weight_lanes > 0 ? rows.weight_lanes : kq) * kNr * 4;
+  for (int64_t s = 0; s < runs; ++s, a += rows.run_step, b += b_step) {
     for (int64_t q = 0; q < kq; ++q) {
       if (kPrefetch && pf < pf_end) {
         __builtin_prefetch(pf, 0, 2);  // into L2
