@@ -96,13 +96,16 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
   std::mt19937 rng(42);
   for (cpu::Isa isa : cpu::supported_isas()) {
     cpu::set_isa_cap(isa);
-    // Convs with whole lanes of channels run as implicit GEMMs; off, as im2col GEMMs.
-    for (const char* implicit : {"1", "0"}) {
-      ScopedEnv env("MINFER_CPU_INT8_IMPLICIT", implicit);
+    // Convs with whole lanes of channels run as implicit GEMMs and 1x1 convs' rows of whole
+    // lanes are read in place (signed rows, on the VNNI levels whatever the CPU's maker); off,
+    // as GEMMs on packed copies (im2col's).
+    for (const char* fast_paths : {"1", "0"}) {
+      ScopedEnv implicit("MINFER_CPU_INT8_IMPLICIT", fast_paths);
+      ScopedEnv signed_rows("MINFER_CPU_INT8_SIGNED_ROWS", fast_paths);
       for (const QConvShape& cc : kQConvShapes) {
         for (QConvVariant variant : kQConvVariants) {
           INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant)
-                                  << " implicit " << implicit);
+                                  << " fast paths " << fast_paths);
           Attributes a;
           std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
           std::vector<bool> constant{false, true, true};
@@ -142,9 +145,12 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
           a.set("y_zero_point", int64_t{1});
         }
         Tensor expect = run_ref("QGemm", kMinferDomain, {x, w, b}, a)[0];
-        for (int threads : {1, 2})
-          require_equal(run_cpu("QGemm", kMinferDomain, {x, w, b}, {false, true, true}, a, threads),
-                        expect);
+        for (const char* signed_rows : {"1", "0"}) {
+          ScopedEnv env("MINFER_CPU_INT8_SIGNED_ROWS", signed_rows);
+          for (int threads : {1, 2})
+            require_equal(
+                run_cpu("QGemm", kMinferDomain, {x, w, b}, {false, true, true}, a, threads), expect);
+        }
       }
     }
   }

@@ -106,6 +106,7 @@ class QConvKernel final : public Kernel {
 
   Dims d_;
   bool direct_rows_ = false;       // 1x1, stride 1, no padding, one group: rows are the input
+  bool signed_rows_ = false;       // and the tiles read them in place (TileRows::signed_rows)
   bool contiguous_taps_ = false;   // dilation 1 along x, one group: a kernel row is one run
   bool implicit_ = false;          // kernel rows read in place from a padded copy of the input
   int64_t pad_h_ = 0, pad_w_ = 0;  // that copy's pixels per image (the taps' extent)

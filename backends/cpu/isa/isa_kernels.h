@@ -32,6 +32,10 @@ struct TileRows {
   // The weights' lanes per run, where a run reads only the first run_lanes of them (an edge
   // pixel's taps inside the image, its kernel rows' others skipped); 0: run_lanes.
   int64_t weight_lanes = 0;
+  // The rows are the signed int8 activations themselves, not packed (one run, no prefetch;
+  // where MicroKernels::signed_rows): the tile flips each lane's sign bits (x ^ 0x80) as it
+  // broadcasts the lane.
+  bool signed_rows = false;
 };
 // C[r * nr + j] = init[j] + sum over the lanes of row r (r < rows <= mr) times the packed
 // weight block b (runs * run_lanes lanes x nr channels x 4 bytes).
@@ -53,6 +57,7 @@ struct MicroKernels {
   int kq_align;      // the lanes of a row are a multiple of this (16: whole AMX tiles, else 1;
                      // AMX's micro reads one run per row)
   int32_t a_offset;  // added to every packed activation: 0 (int16) or 128 (x ^ 0x80, u8)
+  bool signed_rows;  // micro and narrow read TileRows::signed_rows (the VNNI levels but AMX)
   MicroKernel micro;
   // The same for a block's first nr / 2 channels only (C's rows keep their stride of nr), in
   // tiles of narrow_mr rows: where a layer's last block has no more channels (16 of 32 on the

@@ -29,6 +29,7 @@ constexpr int kNr = 2 * kI32Lanes;
 constexpr int kMr = kAmx ? 32 : MINFER_ISA_WIDE ? 12 : 6;
 constexpr int kStep = MINFER_ISA_VNNI ? 4 : 2;
 constexpr int kQuadAlign = kAmx ? 16 : 1;  // k quads per tile row
+constexpr bool kSignedRows = MINFER_ISA_VNNI && !kAmx;  // (AMX's tiles load the rows as they are)
 
 // The rows of a narrow tile (one vector of channels: the block's first half): one weight load
 // per step for that many products (24 rows on 32 registers, 12 on 16).
@@ -38,8 +39,9 @@ constexpr int kNarrowMr = kAmx ? 0 : MINFER_ISA_WIDE ? 24 : 12;
 // separate instance: the run loop's registers made the one-run tiles of im2col rows 1-5 %
 // slower on short products). kPrefetch: one of rows.prefetch_lines asked for per step (its own
 // instance too: the check made MobileNet v2's 1x1 convs of 16 to 32 channels, 4 to 8 steps a
-// tile, 4-5 % slower).
-template <int R, int V, bool kRuns, bool kPrefetch>
+// tile, 4-5 % slower). kFlip: rows.signed_rows (VNNI; the xor takes the broadcast's load as
+// its operand, one instruction).
+template <int R, int V, bool kRuns, bool kPrefetch, bool kFlip>
 void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32_t* c) {
   VI32 acc[R][V];
 #pragma GCC unroll 2
@@ -67,7 +69,10 @@ void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32
       for (int r = 0; r < R; ++r) {
         int32_t lane;  // 2 int16 or 4 uint8 activations
         std::memcpy(&lane, a + r * a_stride + q * 4, 4);
-        const VI32 av = splat_i32(lane);
+        VI32 av = splat_i32(lane);
+#if MINFER_ISA_VNNI
+        if constexpr (kFlip) av = xor_i32(av, splat_i32(int32_t(0x80808080u)));
+#endif
 #pragma GCC unroll 2
         for (int v = 0; v < V; ++v) {
 #if MINFER_ISA_VNNI
@@ -86,21 +91,24 @@ void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32
 }
 
 // tile<rows> for a run-time rows in [1, R].
-template <int R, int V, bool kRuns, bool kPrefetch>
+template <int R, int V, bool kRuns, bool kPrefetch, bool kFlip = false>
 void tile_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
   if constexpr (R <= 1) {
-    tile<1, V, kRuns, kPrefetch>(a, b, init, c);
+    tile<1, V, kRuns, kPrefetch, kFlip>(a, b, init, c);
   } else {
     if (rows >= R)
-      tile<R, V, kRuns, kPrefetch>(a, b, init, c);
+      tile<R, V, kRuns, kPrefetch, kFlip>(a, b, init, c);
     else
-      tile_rows<R - 1, V, kRuns, kPrefetch>(rows, a, b, init, c);
+      tile_rows<R - 1, V, kRuns, kPrefetch, kFlip>(rows, a, b, init, c);
   }
 }
 
 // The instance for a's runs and prefetching.
 template <int R, int V>
 void any_tile(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
+  if constexpr (kSignedRows) {
+    if (a.signed_rows) return tile_rows<R, V, false, false, true>(rows, a, b, init, c);
+  }
   if (a.prefetch_lines > 0) {
     if (a.runs == 1)
       tile_rows<R, V, false, true>(rows, a, b, init, c);
@@ -256,6 +264,7 @@ const q8::MicroKernels kInt8MicroKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                          kStep,
                                          kQuadAlign,
                                          MINFER_ISA_VNNI ? 128 : 0,
+                                         kSignedRows,
                                          micro,
                                          kNarrowMr,
                                          narrow,

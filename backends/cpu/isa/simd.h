@@ -41,6 +41,7 @@ inline constexpr int kI32Lanes = 16;
 static inline VI32 load_i32(const void* p) { return _mm512_loadu_si512(p); }
 static inline void store_i32(void* p, VI32 v) { _mm512_storeu_si512(p, v); }
 static inline VI32 splat_i32(int32_t x) { return _mm512_set1_epi32(x); }
+static inline VI32 xor_i32(VI32 a, VI32 b) { return _mm512_xor_si512(a, b); }
 static inline VI32 madd_i16(VI32 acc, VI32 a, VI32 b) {
   return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
 }
@@ -73,6 +74,7 @@ static inline VI32 load_i32(const void* p) {
 }
 static inline void store_i32(void* p, VI32 v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
 static inline VI32 splat_i32(int32_t x) { return _mm256_set1_epi32(x); }
+static inline VI32 xor_i32(VI32 a, VI32 b) { return _mm256_xor_si256(a, b); }
 static inline VI32 madd_i16(VI32 acc, VI32 a, VI32 b) {
   return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
 }
