@@ -26,8 +26,8 @@ bool signed_rows_enabled() { return env_switch("MINFER_CPU_INT8_SIGNED_ROWS", cp
 // tile of a block asks for its share of the next block as it goes (TileRows::prefetch), so
 // that the next block is in L2 when its tiles start. A 7x7 plane's 3x3 conv (2.36 MB of
 // weights): 0.27 -> 0.24 ms where a model's weights outgrow the caches, unchanged where they
-// do not (Zen 5).
-constexpr size_t kPrefetchBytes = size_t{256} << 10;
+// do not; ResNet-50's 14x14 1x1 convs of 256 KB 3-10 % faster than with 256 KB here (Zen 5).
+constexpr size_t kPrefetchBytes = size_t{192} << 10;
 
 // Tile `call` of the `calls` of a block: its share of weight block `next` into `rows`, or none
 // where next is past `end`.
@@ -191,10 +191,8 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   // Rows of whole lanes that the tiles can read as they are, flipping their sign bits (x ^ 0x80)
   // as they go: no copy of the input. On AMD's cores, where the xor finds an idle pipe (the
   // 56x56 plane's 1x1 convs of 256 channels in int8 ResNet-50 11 % faster, MobileNet v2 3 %,
-  // EfficientNet-B0 4 %; Zen 5); on Intel's it would take a product's port. Not where the
-  // weights stream from memory: the 7x7 plane's 1x1 convs of ResNet-50 ran 2-4 % slower so.
-  signed_rows_ = direct_rows_ && geo.signed_rows && kq_ * 4 == d_.c &&
-                 packed_->weights[0].bytes() <= kPrefetchBytes && signed_rows_enabled();
+  // EfficientNet-B0 4 %; Zen 5); on Intel's it would take a product's port.
+  signed_rows_ = direct_rows_ && geo.signed_rows && kq_ * 4 == d_.c && signed_rows_enabled();
   per_thread_bytes_ =
       signed_rows_ ? 0 : static_cast<size_t>((block_rows_ * a_stride_ + 63) / 64 * 64);
   ctx.workspace_bytes = per_thread_bytes_ * threads_;
@@ -335,7 +333,7 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
   const q8::RequantParams rq = rq_.params();
   const q8::PackedWeights& pw = packed_->weights[g];
   // (Not for a single row, a classifier's at batch 1: its tiles wait on their two sums.)
-  const bool prefetch = !signed_rows_ && pw.bytes() > kPrefetchBytes && p1 - p0 >= geo.mr;
+  const bool prefetch = pw.bytes() > kPrefetchBytes && p1 - p0 >= geo.mr;
   for (int64_t b = b0; b < b1; ++b) {
     const int32_t* init = packed_->init[g].data() + b * geo.nr;
     // A block of at most half the tile's channels: the narrow tiles (MobileNet v2's 32 -> 16 1x1

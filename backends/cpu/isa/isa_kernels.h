@@ -32,8 +32,8 @@ struct TileRows {
   // The weights' lanes per run, where a run reads only the first run_lanes of them (an edge
   // pixel's taps inside the image, its kernel rows' others skipped); 0: run_lanes.
   int64_t weight_lanes = 0;
-  // The rows are the signed int8 activations themselves, not packed (one run, no prefetch;
-  // where MicroKernels::signed_rows): the tile flips each lane's sign bits (x ^ 0x80) as it
+  // The rows are the signed int8 activations themselves, not packed (one run; where
+  // MicroKernels::signed_rows): the tile flips each lane's sign bits (x ^ 0x80) as it
   // broadcasts the lane.
   bool signed_rows = false;
 };

@@ -107,7 +107,10 @@ void tile_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t*
 template <int R, int V>
 void any_tile(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
   if constexpr (kSignedRows) {
-    if (a.signed_rows) return tile_rows<R, V, false, false, true>(rows, a, b, init, c);
+    if (a.signed_rows) {
+      if (a.prefetch_lines > 0) return tile_rows<R, V, false, true, true>(rows, a, b, init, c);
+      return tile_rows<R, V, false, false, true>(rows, a, b, init, c);
+    }
   }
   if (a.prefetch_lines > 0) {
     if (a.runs == 1)
