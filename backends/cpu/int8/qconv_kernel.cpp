@@ -152,19 +152,22 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   // Depends on the ISA level and the input zero point, not on the batch.
   const Dims d = d_;
   const int nr = geo.nr;
-  const size_t bytes = size_t(d.m) * size_t(kq_ * 4 + 8);
+  const size_t bytes = size_t(d.m) * size_t(kq_ * 4 + 8 + taps * 8);
   packed_ = ctx.share<Packed>(
       std::string("cpu.qconv.isa.") + isa_name(active_isa()) + ".x" +
           std::to_string(x_zero_point_) + ".k" + std::to_string(k_packed),
       bytes, [&] {
         auto packed = std::make_shared<Packed>();
         std::vector<int8_t> wg(static_cast<size_t>(d.mg * k_packed), 0);
+        if (d.group == 1) packed->tap_sums.assign(static_cast<size_t>(d.m * taps), 0);
         for (int64_t g = 0; g < d.group; ++g) {
           for (int64_t j = 0; j < d.mg; ++j)
             for (int64_t c = 0; c < d.cg; ++c)
-              for (int64_t t = 0; t < taps; ++t)
-                wg[j * k_packed + t / d.kw * k_row + t % d.kw * d.cg + c] =
-                    wp[((g * d.mg + j) * d.cg + c) * taps + t];
+              for (int64_t t = 0; t < taps; ++t) {
+                const int8_t v = wp[((g * d.mg + j) * d.cg + c) * taps + t];
+                wg[j * k_packed + t / d.kw * k_row + t % d.kw * d.cg + c] = v;
+                if (d.group == 1) packed->tap_sums[j * taps + t] += v;
+              }
           packed->weights.emplace_back(geo, wg.data(), d.mg, k_packed);
           const q8::PackedWeights& pw = packed->weights.back();
           std::vector<int32_t> init(static_cast<size_t>(pw.blocks() * nr), 0);
@@ -179,8 +182,8 @@ void QConvKernel::prepare(PrepareContext& ctx) {
 
   threads_ = std::max(1, ctx.threads);
   if (implicit_) {  // (and a line past the end for the last pixel's last lane)
-    prepare_edge_rows(wp);
-    prepare_edge_columns(wp);
+    prepare_edge_rows();
+    prepare_edge_columns();
     ctx.workspace_bytes = static_cast<size_t>((padded_bytes + 127) / 64 * 64);
     return;
   }
@@ -198,25 +201,26 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   ctx.workspace_bytes = per_thread_bytes_ * threads_;
 }
 
-std::vector<int32_t> QConvKernel::init_without(const int8_t* w, int64_t ky0, int64_t ky1,
-                                               int64_t kx0, int64_t kx1) const {
+std::vector<int32_t> QConvKernel::init_without(int64_t ky0, int64_t ky1, int64_t kx0,
+                                               int64_t kx1) const {
   // The skipped taps hold the zero point, packed as `offset`: their sum is offset times their
   // weights' (as in the init's own -offset * row sum; int32 wraps alike).
   const int32_t offset = q8::a_offset(*kern_, x_zero_point_);
+  const int64_t taps = d_.kh * d_.kw;
+  const std::vector<int64_t>& tap_sums = packed_->tap_sums;
   std::vector<int32_t> init = packed_->init[0];
   for (int64_t j = 0; j < d_.m; ++j) {
     int64_t skipped = 0;
-    for (int64_t c = 0; c < d_.c; ++c)
-      for (int64_t ky = 0; ky < d_.kh; ++ky)
-        for (int64_t kx = 0; kx < d_.kw; ++kx)
-          if (ky < ky0 || ky >= ky1 || kx < kx0 || kx >= kx1)
-            skipped += w[((j * d_.c + c) * d_.kh + ky) * d_.kw + kx];
+    for (int64_t ky = 0; ky < d_.kh; ++ky)
+      for (int64_t kx = 0; kx < d_.kw; ++kx)
+        if (ky < ky0 || ky >= ky1 || kx < kx0 || kx >= kx1)
+          skipped += tap_sums[j * taps + ky * d_.kw + kx];
     init[j] = int8::wrap_int32(init[j] + int64_t{offset} * skipped);
   }
   return init;
 }
 
-void QConvKernel::prepare_edge_rows(const int8_t* w) {
+void QConvKernel::prepare_edge_rows() {
   edge_rows_.clear();
   edge_of_row_.assign(static_cast<size_t>(d_.oh), -1);
   for (int64_t oy = 0; oy < d_.oh; ++oy) {
@@ -229,12 +233,12 @@ void QConvKernel::prepare_edge_rows(const int8_t* w) {
     auto found = std::find_if(edge_rows_.begin(), edge_rows_.end(), same);
     if (found == edge_rows_.end())
       found = edge_rows_.insert(edge_rows_.end(),
-                                KernelRows{ky0, ky1, init_without(w, ky0, ky1, 0, d_.kw)});
+                                KernelRows{ky0, ky1, init_without(ky0, ky1, 0, d_.kw)});
     edge_of_row_[oy] = static_cast<int>(found - edge_rows_.begin());
   }
 }
 
-void QConvKernel::prepare_edge_columns(const int8_t* w) {
+void QConvKernel::prepare_edge_columns() {
   edge_columns_.clear();
   inner_ox0_ = 0;
   inner_ox1_ = d_.ow;
@@ -260,7 +264,7 @@ void QConvKernel::prepare_edge_columns(const int8_t* w) {
     if (ox == ox0) ox = ox1;
     if (ox >= d_.ow) break;
     auto [kx0, kx1] = kernel_columns(ox);
-    edge_columns_.push_back({ox, kx0, kx1, init_without(w, 0, d_.kh, kx0, kx1)});
+    edge_columns_.push_back({ox, kx0, kx1, init_without(0, d_.kh, kx0, kx1)});
   }
   inner_ox0_ = ox0;
   inner_ox1_ = ox1;

@@ -97,12 +97,10 @@ class QConvKernel final : public Kernel {
   // Rows at the image's top and bottom skip kernel rows; pixels at its left and right edges
   // (edge columns) run down the plane in tiles of their own, skipping kernel columns, where the
   // other pixels' tiles keep enough rows.
-  void prepare_edge_rows(const int8_t* w);
-  void prepare_edge_columns(const int8_t* w);
-  // The init of the packed weights (W [m, c, kh, kw] as given) less the taps outside
-  // [ky0, ky1) x [kx0, kx1).
-  std::vector<int32_t> init_without(const int8_t* w, int64_t ky0, int64_t ky1, int64_t kx0,
-                                    int64_t kx1) const;
+  void prepare_edge_rows();
+  void prepare_edge_columns();
+  // The init of the packed weights less the taps outside [ky0, ky1) x [kx0, kx1).
+  std::vector<int32_t> init_without(int64_t ky0, int64_t ky1, int64_t kx0, int64_t kx1) const;
 
   Dims d_;
   bool direct_rows_ = false;       // 1x1, stride 1, no padding, one group: rows are the input
@@ -121,6 +119,7 @@ class QConvKernel final : public Kernel {
   struct Packed {
     std::vector<q8::PackedWeights> weights;  // per group
     std::vector<std::vector<int32_t>> init;  // per group: bias - offset * row sums, padded
+    std::vector<int64_t> tap_sums;  // one group: per channel j and tap t, [j * kh * kw + t]
   };
   std::shared_ptr<const Packed> packed_;  // shared by the session's plans of every shape
   q8::Requant rq_;
