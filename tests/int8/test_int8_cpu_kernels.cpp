@@ -149,7 +149,8 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
           ScopedEnv env("MINFER_CPU_INT8_SIGNED_ROWS", signed_rows);
           for (int threads : {1, 2})
             require_equal(
-                run_cpu("QGemm", kMinferDomain, {x, w, b}, {false, true, true}, a, threads), expect);
+                run_cpu("QGemm", kMinferDomain, {x, w, b}, {false, true, true}, a, threads),
+                expect);
         }
       }
     }

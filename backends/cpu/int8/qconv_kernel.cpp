@@ -246,7 +246,8 @@ void QConvKernel::prepare_edge_columns() {
   if (pixel_bytes() % 4 != 0 || !edge_columns_enabled()) return;
   auto kernel_columns = [&](int64_t ox) {
     const int64_t ix0 = ox * d_.sw - d_.pad_l;
-    return std::pair{std::clamp<int64_t>(-ix0, 0, d_.kw), std::clamp<int64_t>(d_.w - ix0, 0, d_.kw)};
+    return std::pair{std::clamp<int64_t>(-ix0, 0, d_.kw),
+                     std::clamp<int64_t>(d_.w - ix0, 0, d_.kw)};
   };
   auto at_edge = [&](int64_t ox) {
     auto [kx0, kx1] = kernel_columns(ox);
@@ -258,7 +259,9 @@ void QConvKernel::prepare_edge_columns() {
   // Whether it pays: the other pixels' tiles and the columns' keep enough rows for their
   // chains (a 7x7 plane's 5 inner pixels, one 5-row tile, ran 12 % slower than 7 rows).
   const int64_t min_rows = std::min<int64_t>(kern_->mr, 7);
-  auto tiles_keep_rows = [&](int64_t n) { return n >= min_rows && n / ceil_div(n, kern_->mr) >= min_rows; };
+  auto tiles_keep_rows = [&](int64_t n) {
+    return n >= min_rows && n / ceil_div(n, kern_->mr) >= min_rows;
+  };
   if ((ox0 == 0 && ox1 == d_.ow) || !tiles_keep_rows(ox1 - ox0) || !tiles_keep_rows(d_.oh)) return;
   for (int64_t ox = 0; ox < d_.ow; ++ox) {
     if (ox == ox0) ox = ox1;

@@ -29,7 +29,8 @@ constexpr int kNr = 2 * kI32Lanes;
 constexpr int kMr = kAmx ? 32 : MINFER_ISA_WIDE ? 12 : 6;
 constexpr int kStep = MINFER_ISA_VNNI ? 4 : 2;
 constexpr int kQuadAlign = kAmx ? 16 : 1;  // k quads per tile row
-constexpr bool kSignedRows = MINFER_ISA_VNNI && !kAmx;  // (AMX's tiles load the rows as they are)
+// TileRows::signed_rows taken (AMX's tiles load the rows as they are).
+constexpr bool kSignedRows = MINFER_ISA_VNNI && !kAmx;
 
 // The rows of a narrow tile (one vector of channels: the block's first half): one weight load
 // per step for that many products (24 rows on 32 registers, 12 on 16).
