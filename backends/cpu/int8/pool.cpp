@@ -84,7 +84,8 @@ MINFER_TARGET_AVX2 void max_window_avx2(const int8_t* first, int64_t kh, int64_t
   for (; i < c; ++i) {
     int8_t m = -128;
     for (int64_t ky = 0; ky < kh; ++ky)
-      for (int64_t kx = 0; kx < kw; ++kx) m = std::max(m, first[ky * row_step + kx * tap_step + i]);
+      for (int64_t kx = 0; kx < kw; ++kx)
+        m = std::max(m, first[ky * row_step + kx * tap_step + i]);
     out[i] = m;
   }
 }

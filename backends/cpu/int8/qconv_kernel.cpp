@@ -262,7 +262,8 @@ void QConvKernel::prepare_edge_columns() {
   auto tiles_keep_rows = [&](int64_t n) {
     return n >= min_rows && n / ceil_div(n, kern_->mr) >= min_rows;
   };
-  if ((ox0 == 0 && ox1 == d_.ow) || !tiles_keep_rows(ox1 - ox0) || !tiles_keep_rows(d_.oh)) return;
+  if ((ox0 == 0 && ox1 == d_.ow) || !tiles_keep_rows(ox1 - ox0) || !tiles_keep_rows(d_.oh))
+    return;
   for (int64_t ox = 0; ox < d_.ow; ++ox) {
     if (ox == ox0) ox = ox1;
     if (ox >= d_.ow) break;
@@ -326,8 +327,8 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
   uint8_t* a = workspace;
   const int64_t per_image = d_.oh * d_.ow;
   Pixel at{p0 / per_image, p0 % per_image / d_.ow, p0 % d_.ow};
+  // The packed rows (none with signed rows: the tiles read x itself).
   if (signed_rows_) {
-    a = const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(x + p0 * d_.c));
   } else if (direct_rows_ && a_stride_ == d_.c * (4 / kern_->kstep)) {
     // Rows of whole lanes, adjacent in x as in the block: one run (a call per row took int8
     // MobileNet v2's 1x1 convs on 112x112 and 56x56 planes 12-70 % longer, Zen 4).
@@ -350,7 +351,10 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
     const int64_t mr = narrow ? geo.narrow_mr : geo.mr, tiles = ceil_div(p1 - p0, mr);
     for (int64_t r0 = p0; r0 < p1; r0 += mr) {
       const int rows = static_cast<int>(std::min<int64_t>(mr, p1 - r0));
-      q8::TileRows tile_rows{a + (r0 - p0) * a_stride_, a_stride_, 0, 1, kq_};
+      const uint8_t* rows_of_a = signed_rows_
+                                     ? reinterpret_cast<const uint8_t*>(x + r0 * d_.c)
+                                     : a + (r0 - p0) * a_stride_;
+      q8::TileRows tile_rows{rows_of_a, a_stride_, 0, 1, kq_};
       tile_rows.signed_rows = signed_rows_;
       if (prefetch) share_of_next(pw, b + 1, b1, (r0 - p0) / mr, tiles, tile_rows);
       tile(tile_rows, pw.block(b), rows, init, c);
