@@ -38,61 +38,48 @@ Window window_of(const PrepareContext& ctx) {
       g.pad_top(),  g.pad_left(), g.pads_end[0], g.pads_end[1], g.count_include_pad};
 }
 
-// out[i] = the max over the taps of taps[t][i], for i in [i0, c) (-128 where there is no tap:
-// padding never wins).
-void max_taps(const int8_t* const* taps, int64_t n, int64_t c, int8_t* out, int64_t i0 = 0) {
+// out[i] = the max over the taps of base[offsets[t] + i], for i in [i0, c) (-128 where there is
+// no tap: padding never wins).
+void max_taps(const int8_t* base, const int64_t* offsets, int64_t n, int64_t c, int8_t* out,
+              int64_t i0 = 0) {
   for (int64_t i = i0; i < c; ++i) {
     int8_t m = -128;
-    for (int64_t t = 0; t < n; ++t) m = std::max(m, taps[t][i]);
+    for (int64_t t = 0; t < n; ++t) m = std::max(m, base[offsets[t] + i]);
     out[i] = m;
   }
 }
 // The same, 32 channels a vector, the max kept in a register over the taps (the scalar form
 // above, tap by tap through memory, took 4x as long on ResNet's 3x3 pool).
-MINFER_TARGET_AVX2 void max_taps_avx2(const int8_t* const* taps, int64_t n, int64_t c,
-                                      int8_t* out) {
+MINFER_TARGET_AVX2 void max_taps_avx2(const int8_t* base, const int64_t* offsets, int64_t n,
+                                      int64_t c, int8_t* out) {
+  auto at = [&](int64_t t, int64_t i) { return base + offsets[t] + i; };
   int64_t i = 0;
   for (; i + 32 <= c; i += 32) {
     __m256i m = _mm256_set1_epi8(-128);
     for (int64_t t = 0; t < n; ++t)
-      m = _mm256_max_epi8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps[t] + i)));
+      m = _mm256_max_epi8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at(t, i))));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), m);
   }
   for (; i + 16 <= c; i += 16) {
     __m128i m = _mm_set1_epi8(-128);
     for (int64_t t = 0; t < n; ++t)
-      m = _mm_max_epi8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(taps[t] + i)));
+      m = _mm_max_epi8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(at(t, i))));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), m);
   }
-  max_taps(taps, n, c, out, i);
-}
-
-// The same for a window inside the image: its taps at first + ky * row_step + kx * tap_step
-// (no table of tap pointers per pixel: building it took most of ResNet's 3x3 pool's time).
-MINFER_TARGET_AVX2 void max_window_avx2(const int8_t* first, int64_t kh, int64_t kw,
-                                        int64_t row_step, int64_t tap_step, int64_t c,
-                                        int8_t* out) {
-  int64_t i = 0;
-  for (; i + 32 <= c; i += 32) {
-    __m256i m = _mm256_set1_epi8(-128);
-    for (int64_t ky = 0; ky < kh; ++ky)
-      for (int64_t kx = 0; kx < kw; ++kx)
-        m = _mm256_max_epi8(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                   first + ky * row_step + kx * tap_step + i)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), m);
-  }
-  for (; i < c; ++i) {
-    int8_t m = -128;
-    for (int64_t ky = 0; ky < kh; ++ky)
-      for (int64_t kx = 0; kx < kw; ++kx)
-        m = std::max(m, first[ky * row_step + kx * tap_step + i]);
-    out[i] = m;
-  }
+  max_taps(base, offsets, n, c, out, i);
 }
 
 class QMaxPoolKernel final : public Kernel {
  public:
-  void prepare(PrepareContext& ctx) override { w_ = window_of(ctx); }
+  void prepare(PrepareContext& ctx) override {
+    w_ = window_of(ctx);
+    // A window's taps from its first one: the same for every window inside the image (a table
+    // built per pixel, with a bounds check per tap, took most of ResNet's 3x3 pool's time).
+    window_.clear();
+    for (int64_t ky = 0; ky < w_.kh; ++ky)
+      for (int64_t kx = 0; kx < w_.kw; ++kx)
+        window_.push_back((ky * w_.dh * w_.w + kx * w_.dw) * w_.c);
+  }
   void run(RunContext& ctx) const override {
     const Window& w = w_;
     const int8_t* x = ctx.inputs[0]->data<int8_t>();
@@ -101,36 +88,39 @@ class QMaxPoolKernel final : public Kernel {
     parallel_for(threads_for(w.n * w.oh * w.ow * w.c * w.kh * w.kw, ctx.threads), w.n * w.oh,
                  [&](int64_t row) {
                    const int64_t n = row / w.oh, oy = row % w.oh;
-                   std::vector<const int8_t*> taps(static_cast<size_t>(w.kh * w.kw));
+                   const int8_t* image = x + n * w.h * w.w * w.c;
+                   std::vector<int64_t> taps(window_.size());  // an edge window's, from image
                    const int64_t iy0 = oy * w.sh - w.pt;
                    const bool rows_inside = iy0 >= 0 && iy0 + (w.kh - 1) * w.dh < w.h;
                    for (int64_t ox = 0; ox < w.ow; ++ox) {
                      const int64_t ix0 = ox * w.sw - w.pl;
-                     if (avx2 && rows_inside && ix0 >= 0 && ix0 + (w.kw - 1) * w.dw < w.w) {
-                       max_window_avx2(x + ((n * w.h + iy0) * w.w + ix0) * w.c, w.kh, w.kw,
-                                       w.dh * w.w * w.c, w.dw * w.c, w.c,
-                                       y + (row * w.ow + ox) * w.c);
-                       continue;
-                     }
-                     int64_t count = 0;  // the taps inside the image
-                     for (int64_t ky = 0; ky < w.kh; ++ky) {
-                       const int64_t iy = oy * w.sh - w.pt + ky * w.dh;
-                       if (iy < 0 || iy >= w.h) continue;
-                       for (int64_t kx = 0; kx < w.kw; ++kx) {
-                         const int64_t ix = ox * w.sw - w.pl + kx * w.dw;
-                         if (ix >= 0 && ix < w.w)
-                           taps[count++] = x + ((n * w.h + iy) * w.w + ix) * w.c;
+                     const int8_t* base = image;
+                     const int64_t* offsets = window_.data();
+                     int64_t count = w.kh * w.kw;
+                     if (rows_inside && ix0 >= 0 && ix0 + (w.kw - 1) * w.dw < w.w) {
+                       base += (iy0 * w.w + ix0) * w.c;
+                     } else {
+                       offsets = taps.data();
+                       count = 0;  // the taps inside the image
+                       for (int64_t ky = 0; ky < w.kh; ++ky) {
+                         const int64_t iy = iy0 + ky * w.dh;
+                         if (iy < 0 || iy >= w.h) continue;
+                         for (int64_t kx = 0; kx < w.kw; ++kx) {
+                           const int64_t ix = ix0 + kx * w.dw;
+                           if (ix >= 0 && ix < w.w) taps[count++] = (iy * w.w + ix) * w.c;
+                         }
                        }
                      }
                      int8_t* out = y + (row * w.ow + ox) * w.c;
-                     avx2 ? max_taps_avx2(taps.data(), count, w.c, out)
-                          : max_taps(taps.data(), count, w.c, out);
+                     avx2 ? max_taps_avx2(base, offsets, count, w.c, out)
+                          : max_taps(base, offsets, count, w.c, out);
                    }
                  });
   }
 
  private:
   Window w_{};
+  std::vector<int64_t> window_;  // tap t's offset from the window's first tap
 };
 
 class QAvgPoolKernel final : public Kernel {
