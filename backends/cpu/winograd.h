@@ -101,8 +101,8 @@ class WinogradConv {
   int64_t tiles_w_ = 0, tiles_ = 0;  // tiles per row of the output plane, per image
   int64_t block_ = 0;                // tiles per GEMM block (the packing's max columns)
   int64_t ld_ = 0;                   // row stride of the transformed blocks (block_, by 8)
-  // The distance between two of the 36 transformed matrices (V [C, ld_], products [M, ld_]): a
-  // whole number of cache lines plus one, so that the 36 values of a tile, which the transforms
+  // The distance between two of the 36 transformed matrices (V [C, ld_], products [M, ld_]): an
+  // odd number of cache lines, so that the 36 values of a tile, which the transforms
   // write and read side by side, do not fall on one L1 set (C * ld_ is often a multiple of 4 KB).
   int64_t v_point_ = 0, m_point_ = 0;
   int64_t v_floats_ = 0, m_floats_ = 0, slice_floats_ = 0;  // per-thread workspace

@@ -321,21 +321,23 @@ void QConvKernel::pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t 
   }
 }
 
+void QConvKernel::pack_rows(const int8_t* x, int64_t p0, int64_t p1, int64_t g,
+                            uint8_t* a) const {
+  if (direct_rows_ && a_stride_ == d_.c * (4 / kern_->kstep)) {
+    // Rows of whole lanes, adjacent in x as in the block: one run (a call per row took int8
+    // MobileNet v2's 1x1 convs on 112x112 and 56x56 planes 12-70 % longer, Zen 4).
+    return kern_->pack_runs(x + p0 * d_.c, 0, 1, (p1 - p0) * d_.c, a);
+  }
+  const int64_t per_image = d_.oh * d_.ow;
+  Pixel at{p0 / per_image, p0 % per_image / d_.ow, p0 % d_.ow};
+  for (int64_t p = p0; p < p1; ++p, at.next(d_)) pack_row(x, p, at, g, a + (p - p0) * a_stride_);
+}
+
 void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1,
                            int64_t g, int64_t b0, int64_t b1, uint8_t* workspace) const {
   if (kern_->begin) kern_->begin();
   uint8_t* a = workspace;
-  const int64_t per_image = d_.oh * d_.ow;
-  Pixel at{p0 / per_image, p0 % per_image / d_.ow, p0 % d_.ow};
-  // The packed rows (none with signed rows: the tiles read x itself).
-  if (signed_rows_) {
-  } else if (direct_rows_ && a_stride_ == d_.c * (4 / kern_->kstep)) {
-    // Rows of whole lanes, adjacent in x as in the block: one run (a call per row took int8
-    // MobileNet v2's 1x1 convs on 112x112 and 56x56 planes 12-70 % longer, Zen 4).
-    kern_->pack_runs(x + p0 * d_.c, 0, 1, (p1 - p0) * d_.c, a);
-  } else {
-    for (int64_t p = p0; p < p1; ++p, at.next(d_)) pack_row(x, p, at, g, a + (p - p0) * a_stride_);
-  }
+  if (!signed_rows_) pack_rows(x, p0, p1, g, a);  // (signed rows: the tiles read x itself)
   alignas(64) int32_t c[q8::kMaxTileInts];
   const q8::MicroKernels& geo = *kern_;
   const q8::RequantParams rq = rq_.params();
@@ -434,12 +436,14 @@ void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int6
         store_tile(rq, c, n, out_row * d_.ow + ox, 0, b, z, y);
       }
     }
-    for (const EdgeColumn& column : edge_columns_) run_column(padded, column, z, y, y0, y1, b, c);
+    for (const EdgeColumn& column : edge_columns_)
+      run_column(padded, column, rq, z, y, y0, y1, b, c);
   }
 }
 
-void QConvKernel::run_column(const uint8_t* padded, const EdgeColumn& column, const int8_t* z,
-                             void* y, int64_t y0, int64_t y1, int64_t b, int32_t* c) const {
+void QConvKernel::run_column(const uint8_t* padded, const EdgeColumn& column,
+                             const q8::RequantParams& rq, const int8_t* z, void* y, int64_t y0,
+                             int64_t y1, int64_t b, int32_t* c) const {
   const q8::MicroKernels& geo = *kern_;
   const int64_t pixel = pixel_bytes(), row_bytes = pad_w_ * pixel, tap_lanes = pixel / 4;
   // Its pixels are sh rows of the copy apart; each kernel row reads the taps [kx0, kx1) of its
@@ -449,7 +453,6 @@ void QConvKernel::run_column(const uint8_t* padded, const EdgeColumn& column, co
   rows.weight_lanes = run_lanes_;
   const uint8_t* weights = packed_->weights[0].block(b) + column.kx0 * tap_lanes * geo.nr * 4;
   const int32_t* init = column.init.data() + b * geo.nr;
-  const q8::RequantParams rq = rq_.params();
   for (int64_t r0 = y0; r0 < y1;) {
     // The rows of one image: near-equal tiles down the column.
     const int64_t image = r0 / d_.oh, r1 = std::min(y1, (image + 1) * d_.oh);

@@ -74,6 +74,8 @@ class QConvKernel final : public Kernel {
   // Packs row p (pixel `at`) of group g into the GEMM's activation layout at `out`: the input
   // row of a plain 1x1, else its im2col taps gathered run by run.
   void pack_row(const int8_t* x, int64_t p, const Pixel& at, int64_t g, uint8_t* out) const;
+  // Rows [p0, p1) of group g so, one after another from `a`.
+  void pack_rows(const int8_t* x, int64_t p0, int64_t p1, int64_t g, uint8_t* a) const;
   void run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1, int64_t g,
                 int64_t b0, int64_t b1, uint8_t* workspace) const;
   // Writes tile c (rows x nr int32 sums) of output pixels [p, p + rows), channel block b of
@@ -90,8 +92,8 @@ class QConvKernel final : public Kernel {
                 int64_t b1) const;
   void run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded, int threads) const;
   // Edge column `column` of output rows [y0, y1), channel block b; c is the tile buffer.
-  void run_column(const uint8_t* padded, const EdgeColumn& column, const int8_t* z, void* y,
-                  int64_t y0, int64_t y1, int64_t b, int32_t* c) const;
+  void run_column(const uint8_t* padded, const EdgeColumn& column, const q8::RequantParams& rq,
+                  const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b, int32_t* c) const;
   // The implicit GEMM's output pixels whose taps reach into the padding skip those taps (all
   // zero points, adding only a constant per channel, which goes into their init instead).
   // Rows at the image's top and bottom skip kernel rows; pixels at its left and right edges
