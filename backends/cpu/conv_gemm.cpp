@@ -91,8 +91,11 @@ void ConvGemm::run_rows(const float* x, int64_t ldx, const int64_t* x_rows, int6
   // aligned: a tile's step then reads 2 cache lines of X, not 3. A 14x14 plane's rows (196
   // floats) made a 256 x 1152 x 192 product 1.19x slower than with rows of 192 or 208 (Zen 5).
   const bool restride = scratch && !x_rows && aligns_blocks() && ldx % 16 != 0;
-  for (int64_t c0 = 0; c0 < cols; c0 += nc) {
-    const int64_t c1 = std::min(cols, c0 + nc);
+  for (int64_t c0 = 0, c1 = 0; c0 < cols; c0 = c1) {
+    c1 = std::min(cols, c0 + nc);
+    // A last block narrow enough for the tiles' tail joins this one: the tail then reads each
+    // panel of W from L1 right after the tiles, not all of W again (1 MB at K = 1024).
+    if (cols - c1 <= tiles_->tail_columns) c1 = cols;
     const float* xb = x + c0;
     int64_t ldb = ldx;
     if (restride) {

@@ -66,10 +66,11 @@ class ConvGemm {
   // packing (or reading in place), for A/B benchmarks.
   static bool packs_deep();
   // Deep products read in place on zmm tiles copy each block of columns whose rows are not
-  // 64-byte aligned (run_rows): K x block_columns() floats.
+  // 64-byte aligned (run_rows): K x block_columns() floats, 16 more columns where the last
+  // block takes a tail.
   size_t scratch_floats() const {
     return packs() ? size_t(kPackDepth * kPackColumns)
-           : aligns_blocks() ? size_t(k_ * block_columns())
+           : aligns_blocks() ? size_t(k_ * (block_columns() + 16))  // (+ a joined tail)
                              : 0;
   }
   int64_t tile_columns() const { return tiles_->nr; }

@@ -82,9 +82,11 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
     // tail past one block, two blocks and a tail, columns past one block) or read in place
     // (rows of X 64-byte aligned at 27 columns, else copied aligned first);
     // then weights on either side of kPrefetchBytes (the tiles prefetching the next panel).
+    // Last blocks of 1-4 columns (4, 33, 36, 130, 196, 516): the zmm levels' narrow tail,
+    // joined to the block before it where there is one (516 = a block of 512 and 4).
     const Sizes sizes[] = {
-        {{1, 5, 6, 7, 13, 40}, {1, 3, 16, 27}, {1, 9, 16, 17, 31, 32, 33, 40, 700}},
-        {{7, 13}, {257, 520}, {1, 27, 33, 130, 300}},
+        {{1, 5, 6, 7, 13, 40}, {1, 3, 16, 27}, {1, 4, 9, 16, 17, 31, 32, 33, 36, 40, 516, 700}},
+        {{7, 13}, {257, 520}, {1, 27, 33, 130, 196, 300}},
         {{130, 200}, {180, 300}, {33}}};
     // One product against float64; `pack`: the deep ones packed, or read in place (as on
     // AMD's cores).

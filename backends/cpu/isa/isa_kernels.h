@@ -173,11 +173,18 @@ using RhsTall = void (*)(int64_t kc, const float* a, int64_t lda, const float* b
                          int64_t ldc, int64_t rows, int64_t cols, bool first, const float* bias,
                          const float* clamp);
 
+// The most columns that ConvRows's narrow tail takes (a row panel's last 1-4 columns in lanes
+// of (column, row), 2 FMAs a step; on 32-register levels).
+inline constexpr int kTailColumns = 4;
+
 // The fp32 GEMM tiles of one ISA level (backends/cpu/isa/sgemm_micro.cpp).
 struct MicroKernels {
   Isa isa;
   int mr;  // rows per tile (6)
   int nr;  // columns per tile: 2 vectors (16 or 32)
+  // A last block of at most this many columns (kTailColumns, or 0: none) runs as a narrow
+  // tail, best with its panel of W still in L1 from the tiles before it (ConvGemm::run_rows).
+  int tail_columns;
   ConvRows conv_rows;
   RhsTile rhs_tile;
   RhsTall rhs_tall;  // null on 16-register levels (AVX2)
