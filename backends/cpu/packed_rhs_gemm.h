@@ -5,7 +5,8 @@
 //
 // The micro-kernel (backends/cpu/isa/sgemm_micro.cpp, one per ISA level) keeps a tile of 6 rows
 // x 2 vectors of C in 12 registers (16 columns on AVX2: one panel; 32 on AVX-512: two) and per
-// step of k broadcasts 6 values of A against 2 vectors of B. 7-16 rows of A go in one tall
+// step of k broadcasts 6 values of A against 2 vectors of B (on AVX-512, products of at most 64
+// rows take near-equal tiles of up to 8 rows). 7-16 rows of A go in one tall
 // tile per panel on AVX-512 (up to 16 rows x 1 vector), which reads B once instead of once per
 // 6 rows: B then streams from memory at an even pace (a 7x7 plane's F(2x2, 3x3) products,
 // 512 -> 512 channels: 2.2 -> 1.7 ms, one thread of a Zen 4). The packing is the same on every

@@ -153,12 +153,12 @@ struct ConvTileOut {
 using ConvRows = void (*)(int64_t k, const float* wp, const float* x, int64_t ldx,
                           const int64_t* x_rows, int64_t x_step, const ConvTileOut& o, bool clamp,
                           float lo, float hi, bool prefetch);
-// C tile [rows <= mr, cols <= nr] (= when first, += otherwise; + bias[j] when bias) = A's rows
-// (row r at a + r * lda, read in place) times kc steps of packed B: per step 16 floats at bp
-// for columns 0..15 and, on 16-lane levels, 16 at bp + next_panel for columns 16..31 (the
-// 16-column panels of PackedRhs, two at a time); bp advances 16 floats per step. clamp: null,
-// or {lo, hi} to clamp the sums to (after the bias; a NaN stays NaN, as Clip's). ahead: the
-// first tile to read these steps of B (from memory) asks for later ones as it goes.
+// C tile [rows <= rhs_rows, cols <= nr] (= when first, += otherwise; + bias[j] when bias) =
+// A's rows (row r at a + r * lda, read in place) times kc steps of packed B: per step 16
+// floats at bp for columns 0..15 and, on 16-lane levels, 16 at bp + next_panel for columns
+// 16..31 (the 16-column panels of PackedRhs, two at a time); bp advances 16 floats per step.
+// clamp: null, or {lo, hi} to clamp the sums to (after the bias; a NaN stays NaN, as Clip's).
+// ahead: the first tile to read these steps of B (from memory) asks for later ones as it goes.
 using RhsTile = void (*)(int64_t kc, const float* a, int64_t lda, const float* bp,
                          int64_t next_panel, float* c, int64_t ldc, int64_t rows, int64_t cols,
                          bool first, const float* bias, const float* clamp, bool ahead);
@@ -186,6 +186,7 @@ struct MicroKernels {
   // tail, best with its panel of W still in L1 from the tiles before it (ConvGemm::run_rows).
   int tail_columns;
   ConvRows conv_rows;
+  int rhs_rows;  // the most rows of an RhsTile: 8 on 32-register levels, else 6
   RhsTile rhs_tile;
   RhsTall rhs_tall;  // null on 16-register levels (AVX2)
 };

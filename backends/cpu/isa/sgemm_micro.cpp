@@ -12,6 +12,8 @@ namespace minfer::cpu::MINFER_ISA_NS {
 namespace {
 
 constexpr int kMr = 6, kLanes = kF32Lanes, kNr = 2 * kF32Lanes;
+// PackedRhs's tiles take up to 8 rows on 32 registers (16 sums), 6 on 16.
+constexpr int kRhsRows = MINFER_ISA_WIDE ? 8 : kMr;
 // How far ahead PackedRhs's tiles ask for B where it streams from memory: 4 KB, 64-256 steps
 // (2 and 8 KB measured the same).
 constexpr int64_t kAheadFloats = 1024;
@@ -193,11 +195,10 @@ void conv_rows(int64_t k, const float* wp, const float* x, int64_t ldx, const in
     conv_row_tiles<false, false>(k, wp, x, ldx, nullptr, x_step, o, clamp, lo, hi);
 }
 
-// PackedRhs's tile, for R = 1..6 rows of A (the rows of the tile past R are neither computed
-// nor stored: a 7x7 plane's 49 rows end in a tile of 1, which 6 rows' FMAs made 9 % of the
-// work; MobileNet v2 and EfficientNet-B0 ran 2.4-4 % faster with 1 and 2 threads of a Zen 4,
-// switch_ab against 6 rows everywhere). The sums are an array indexed by constants only (the
-// loops over rows fully unrolled): they live in registers. kAhead: B streams from memory (the
+// PackedRhs's tile, for R = 1..kRhsRows rows of A (a tile of fewer rows computes only those:
+// MobileNet v2 and EfficientNet-B0 ran 2.4-4 % faster with 1 and 2 threads of a Zen 4 than
+// with 6 rows' FMAs everywhere). The sums are an array indexed by constants only (the loops
+// over rows fully unrolled): they live in registers. kAhead: B streams from memory (the
 // first row tile to read it): each step asks for the B of a later one. At 6 rows a tile reads
 // B faster than one core's share of memory brings it; the rows after it find B in cache.
 template <int R, bool kAhead>
@@ -206,9 +207,9 @@ void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
               const float* clamp) {
   // The second vector: the panel's columns 8..15 on ymm, the next panel's 0..15 on zmm.
   const int64_t second = kLanes == 16 ? next_panel : kLanes;
-  VF32 r[kMr][2];
-#pragma GCC unroll 6
-  for (int i = 0; i < kMr; ++i) r[i][0] = r[i][1] = zero_f32();
+  VF32 r[R][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) r[i][0] = r[i][1] = zero_f32();
 #pragma GCC unroll 4  // 3-12 % faster on a Zen 3 (fewer loop-control ops between FMAs)
   for (int64_t k = 0; k < kc; ++k, bp += 16) {
     if constexpr (kAhead) {
@@ -216,19 +217,19 @@ void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
       if (kLanes == 16) __builtin_prefetch(bp + second + kAheadFloats, 0, 3);
     }
     const VF32 b0 = load_f32(bp), b1 = load_f32(bp + second);
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
       const VF32 v = splat_f32(a[i * lda + k]);
       r[i][0] = fmadd_f32(v, b0, r[i][0]);
       r[i][1] = fmadd_f32(v, b1, r[i][1]);
     }
   }
-  if (rows == kMr && cols == kNr) {  // a whole tile: straight from the registers
+  if (rows == R && cols == kNr) {  // a whole tile: straight from the registers
     const VF32 b0 = bias ? load_f32(bias) : zero_f32();
     const VF32 b1 = bias ? load_f32(bias + kLanes) : zero_f32();
     const VF32 vlo = splat_f32(clamp ? clamp[0] : 0.f), vhi = splat_f32(clamp ? clamp[1] : 0.f);
-#pragma GCC unroll 6
-    for (int i = 0; i < kMr; ++i) {
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
       float* ci = c + i * ldc;
       VF32 lo = r[i][0], hi = r[i][1];
       if (!first) lo = add_f32(lo, load_f32(ci)), hi = add_f32(hi, load_f32(ci + kLanes));
@@ -239,9 +240,9 @@ void rhs_rows(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
     }
     return;
   }
-  alignas(64) float tile[kMr][kNr];
-#pragma GCC unroll 6
-  for (int i = 0; i < kMr; ++i) store_f32(tile[i], r[i][0]), store_f32(tile[i] + kLanes, r[i][1]);
+  alignas(64) float tile[R][kNr];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i) store_f32(tile[i], r[i][0]), store_f32(tile[i] + kLanes, r[i][1]);
   for (int64_t i = 0; i < rows; ++i) {
     float* ci = c + i * ldc;
     for (int64_t j = 0; j < cols; ++j) {
@@ -258,13 +259,21 @@ void rhs_tile(int64_t kc, const float* a, int64_t lda, const float* bp, int64_t 
               const float* clamp, bool ahead) {
   using Tile = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t,
                         int64_t, int64_t, bool, const float*, const float*);
-  static constexpr Tile kTiles[2][kMr] = {
+  static constexpr Tile kTiles[2][kRhsRows] = {
       {rhs_rows<1, false>, rhs_rows<2, false>, rhs_rows<3, false>, rhs_rows<4, false>,
-       rhs_rows<5, false>, rhs_rows<6, false>},
+       rhs_rows<5, false>, rhs_rows<6, false>
+#if MINFER_ISA_WIDE
+       , rhs_rows<7, false>, rhs_rows<8, false>
+#endif
+      },
       {rhs_rows<1, true>, rhs_rows<2, true>, rhs_rows<3, true>, rhs_rows<4, true>,
-       rhs_rows<5, true>, rhs_rows<6, true>}};
-  kTiles[ahead][min64(rows, kMr) - 1](kc, a, lda, bp, next_panel, c, ldc, rows, cols, first,
-                                      bias, clamp);
+       rhs_rows<5, true>, rhs_rows<6, true>
+#if MINFER_ISA_WIDE
+       , rhs_rows<7, true>, rhs_rows<8, true>
+#endif
+      }};
+  kTiles[ahead][min64(rows, kRhsRows) - 1](kc, a, lda, bp, next_panel, c, ldc, rows, cols, first,
+                                           bias, clamp);
 }
 
 #if MINFER_ISA_WIDE
@@ -318,6 +327,7 @@ const f32::MicroKernels kFp32MicroKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                           kNr,
                                           MINFER_ISA_WIDE ? f32::kTailColumns : 0,
                                           conv_rows,
+                                          kRhsRows,
                                           rhs_tile,
                                           rhs_tall};
 
