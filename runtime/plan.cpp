@@ -292,6 +292,7 @@ class PlanBuilder : public SharedConstants {
     if (std::string v = step.kernel->variant(); !v.empty()) step.kernel_name += " [" + v + "]";
     ++plan_->stats.kernels[step.kernel_name];
     step.workspace_bytes = pctx.workspace_bytes;
+    step.overwrites_input = pctx.overwrites_input;
     if (options_.verbose)
       std::fprintf(stderr, "[minfer] %-40s on %s with %s\n", n.describe().c_str(),
                    device.to_string().c_str(), step.kernel_name.c_str());
@@ -409,20 +410,31 @@ class PlanBuilder : public SharedConstants {
   // of an input of its shape and dtype read last there (a calibration run then holds two of
   // ResNet-50's largest activations at a residual Add instead of three), or for the output of
   // an aliasing step (Reshape), that of its input 0 read last there, whatever its shape (no
-  // copy: ViT-B's 61 Reshapes). `last` of that buffer's first slot grows to cover the slots
-  // sharing it.
+  // copy: ViT-B's 61 Reshapes), or for the output of a step that overwrites an input (a conv's
+  // residual), that input's where it is read last there and by no other of the step's inputs.
+  // `last` of that buffer's first slot grows to cover the slots sharing it.
   std::vector<int> share_in_place(const std::vector<int>& first, std::vector<int>& last) const {
     std::vector<int> buffer_of(plan_->slots.size());
     for (size_t id = 0; id < buffer_of.size(); ++id) buffer_of[id] = static_cast<int>(id);
     for (int i = 0; i < static_cast<int>(plan_->steps.size()); ++i) {
       const Step& st = plan_->steps[i];
-      if (!(st.in_place || st.aliases_input) || st.outputs.size() != 1) continue;
+      const bool overwrites = st.overwrites_input >= 0 &&
+                              st.overwrites_input < static_cast<int>(st.inputs.size());
+      if (!(st.in_place || st.aliases_input || overwrites) || st.outputs.size() != 1) continue;
       const int out = st.outputs[0];
       const Slot& o = plan_->slots[out];
       if (o.kind != Slot::Kind::Arena || first[out] != i) continue;
-      const size_t candidates = st.aliases_input ? std::min<size_t>(1, st.inputs.size())
-                                                 : st.inputs.size();
-      for (size_t c = 0; c < candidates; ++c) {
+      // The inputs whose buffer the output may take: [c0, c1).
+      size_t c0 = 0, c1 = st.inputs.size();
+      if (st.aliases_input) {
+        c1 = std::min<size_t>(1, c1);
+      } else if (!st.in_place) {
+        c0 = static_cast<size_t>(st.overwrites_input);
+        c1 = c0 + 1;
+        // (The same tensor as another input, say conv(x) + x, is read elsewhere too.)
+        if (std::count(st.inputs.begin(), st.inputs.end(), st.inputs[c0]) > 1) continue;
+      }
+      for (size_t c = c0; c < c1; ++c) {
         const int in = st.inputs[c];
         if (in < 0 || last[in] != i) continue;
         const Slot& s = plan_->slots[in];

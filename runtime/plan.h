@@ -42,6 +42,7 @@ struct Step {
   bool graph_capturable = false;       // KernelDef::graph_capturable
   bool in_place = false;               // KernelDef::in_place, taken (observing plans only)
   bool aliases_input = false;          // KernelDef::aliases_input
+  int overwrites_input = -1;           // PrepareContext::overwrites_input
   Device device;
   std::vector<int> inputs;             // slot ids, -1 for absent optional inputs
   std::vector<int> outputs;            // slot ids

@@ -131,6 +131,10 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   act_ = parse_activation(ctx.node);
   has_bias_ = ctx.inputs.size() > 2 && ctx.inputs[2].present;
   has_residual_ = ctx.inputs.size() > 3 && ctx.inputs[3].present;
+  // Every path but the depthwise ones reads each residual element just before writing the
+  // output there (ConvGemm's tiles, Winograd's output transform, fill_output, SmallPlaneConv's
+  // transpose): the output may take the residual's buffer.
+  if (has_residual_ && method_ != Method::Depthwise) ctx.overwrites_input = 3;
   // The ONNX weight layout [M, C/group, kH, kW] is the row-major GEMM operand W_g[M/group, K];
   // the tensor is kept (shared, not copied) for the depthwise loop.
   weight_ = ctx.inputs[1].constant ? *ctx.inputs[1].constant : Tensor();

@@ -18,14 +18,21 @@ constexpr int64_t kMaxPositions = 64, kMinChannels = 64, kLanes = 16;
 constexpr int64_t kMinProductsPerMove = 300;  // see pays()
 constexpr int64_t kBlock = 16;  // the transposes' square blocks
 
-// dst [cols, rows] = src [rows, cols]^T (row strides ld_src and ld_dst), by square blocks.
+// dst [cols, rows] = src [rows, cols]^T (row strides ld_src and ld_dst), by square blocks,
+// plus add (laid out as dst) where not null. Each element of add is read just before dst's
+// element there is written: add may be dst itself.
 void transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst,
-               int64_t ld_dst) {
+               int64_t ld_dst, const float* add = nullptr) {
   for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
     for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
       const int64_t r1 = std::min(rows, r0 + kBlock), c1 = std::min(cols, c0 + kBlock);
-      for (int64_t c = c0; c < c1; ++c)
-        for (int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
+      for (int64_t c = c0; c < c1; ++c) {
+        if (add)
+          for (int64_t r = r0; r < r1; ++r)
+            dst[c * ld_dst + r] = src[r * ld_src + c] + add[c * ld_dst + r];
+        else
+          for (int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
+      }
     }
 }
 
@@ -234,14 +241,9 @@ void SmallPlaneConv::run(const float* x, const float* b, const float* z, float* 
     const float* zn = z ? z + n * M * p : nullptr;
     parallel_for(threads_for(M * p, threads), ceil_div(M, kBlock), [&](int64_t i) {
       const int64_t m0 = i * kBlock, m1 = std::min(M, m0 + kBlock);
-      transpose(out + m0, p, m1 - m0, M, yn + m0 * p, p);
-      if (!act_after) return;
-      for (int64_t j = m0; j < m1; ++j) {
-        float* row = yn + j * p;
-        if (zn)
-          for (int64_t q = 0; q < p; ++q) row[q] += zn[j * p + q];
-        act.apply(row, p);
-      }
+      transpose(out + m0, p, m1 - m0, M, yn + m0 * p, p, zn ? zn + m0 * p : nullptr);
+      if (act_after)
+        for (int64_t j = m0; j < m1; ++j) act.apply(yn + j * p, p);
     });
   }
 }

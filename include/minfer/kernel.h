@@ -44,6 +44,11 @@ struct PrepareContext {
   // prepare and never reads at run time; the planner then does not upload them to the device
   // (run() still gets the host tensor there).
   std::vector<int> packed_inputs;
+  // The kernel may name an input that it reads only where it writes its output, each element
+  // before writing the output's element at the same place (a conv's fused residual): the
+  // planner then gives the output that input's buffer where nothing reads it afterwards (one
+  // stream less through the caches, one activation less in the arena).
+  int overwrites_input = -1;
   SharedConstants* shared = nullptr;  // null outside a session: share() then just makes
 
   // Packed weights shared with every plan of the session: `make` (returning shared_ptr<T>)

