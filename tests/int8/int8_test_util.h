@@ -50,6 +50,9 @@ inline constexpr QConvShape kQConvShapes[] = {
     {2, 8, 8, 12, 18, 3, 3, 2, 1, 3, 1},  {1, 12, 12, 5, 6, 5, 5, 1, 2, 1, 1},
     {1, 9, 9, 8, 8, 3, 3, 1, 2, 1, 2},    {1, 5, 6, 64, 40, 3, 3, 1, 1, 1, 1},
     {2, 15, 15, 3, 16, 7, 7, 2, 3, 1, 1}, {4, 3, 3, 130, 67, 1, 1, 1, 0, 1, 1},
+    // a 1x1 conv whose rows pass the weight blocks (the last a narrow one) in several sweeps
+    // with a residual, the last sweep short
+    {1, 20, 20, 16, 80, 1, 1, 1, 0, 1, 1},
     {1, 4, 4, 10, 10, 2, 3, 1, 0, 2, 1},  {1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1},
     // the implicit GEMM (whole lanes of channels, one group, more than one tap): output rows
     // of several tiles, batch > 1; stride 2; an input column no tap reads; 5x5; a plane

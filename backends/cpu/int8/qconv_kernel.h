@@ -127,6 +127,7 @@ class QConvKernel final : public Kernel {
   q8::Requant rq_;
   int32_t x_zero_point_ = 0;
   int64_t kq_ = 0, a_stride_ = 0, block_rows_ = 0;
+  int64_t sweep_rows_ = 0;  // a row block's rows per pass over the weight blocks (run_task)
   size_t per_thread_bytes_ = 0;
   int threads_ = 1;
 };
