@@ -16,25 +16,7 @@ namespace {
 
 constexpr int64_t kMaxPositions = 64, kMinChannels = 64, kLanes = 16;
 constexpr int64_t kMinProductsPerMove = 300;  // see pays()
-constexpr int64_t kBlock = 16;  // the transposes' square blocks
-
-// dst [cols, rows] = src [rows, cols]^T (row strides ld_src and ld_dst), by square blocks,
-// plus add (laid out as dst) where not null. Each element of add is read just before dst's
-// element there is written: add may be dst itself.
-void transpose(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst,
-               int64_t ld_dst, const float* add = nullptr) {
-  for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
-    for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-      const int64_t r1 = std::min(rows, r0 + kBlock), c1 = std::min(cols, c0 + kBlock);
-      for (int64_t c = c0; c < c1; ++c) {
-        if (add)
-          for (int64_t r = r0; r < r1; ++r)
-            dst[c * ld_dst + r] = src[r * ld_src + c] + add[c * ld_dst + r];
-        else
-          for (int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
-      }
-    }
-}
+constexpr int64_t kBlock = 16;  // channels per transpose task
 
 // F(2x2, 3x3): G (4x3) maps a 3-tap filter to 4 points; the input and output transforms
 // B^T d B and A^T m A are additions only (written out below).
@@ -64,6 +46,7 @@ int64_t SmallPlaneConv::prepare(PrepareContext& ctx, const Shape& s, const float
                  s.pad_l == 0 && s.oh == s.h && s.ow == s.w;
   const int64_t taps = s.kh * s.kw, K = k(), M = s.m, C = s.c;
   const f32::MicroKernels& tiles = fp32_micro_kernels();
+  transpose_ = level_kernels(tiles.isa)->transpose->transpose;
   winograd_ = winograd_pays(s);
   if (winograd_) {
     tiles_h_ = ceil_div(s.oh, 2);
@@ -87,7 +70,8 @@ int64_t SmallPlaneConv::prepare(PrepareContext& ctx, const Shape& s, const float
           }
           return u;
         });
-    return round_up(s.h * s.w * C, 16) + round_up(16 * winograd_tiles() * v_stride(), 16) +
+    return round_up(s.h * s.w * xt_stride(), 16) +
+           round_up(16 * winograd_tiles() * v_stride(), 16) +
            round_up(16 * winograd_tiles() * M, 16) + round_up(positions() * M, 16);
   }
   w_ = ctx.share<PackedRhs>(std::string("cpu.conv.small_plane.") + isa_name(tiles.isa),
@@ -101,7 +85,7 @@ int64_t SmallPlaneConv::prepare(PrepareContext& ctx, const Shape& s, const float
                               return std::make_shared<PackedRhs>(w.data(), K, M, K, true, tiles);
                             });
   const int64_t p = positions();
-  return round_up(s.h * s.w * C, 16) + (direct_rows_ ? 0 : round_up(p * K, 16)) +
+  return round_up(s.h * s.w * xt_stride(), 16) + (direct_rows_ ? 0 : round_up(p * K, 16)) +
          round_up(p * M, 16);
 }
 
@@ -116,7 +100,7 @@ void SmallPlaneConv::gather_taps(const float* xt, float* col, int threads) const
         const int64_t ix = ox * s_.sw - s_.pad_l + kx * s_.dw;
         float* dst = row + (ky * s_.kw + kx) * C;
         if (iy >= 0 && iy < s_.h && ix >= 0 && ix < s_.w)
-          std::memcpy(dst, xt + (iy * s_.w + ix) * C, C * sizeof(float));
+          std::memcpy(dst, xt + (iy * s_.w + ix) * xt_stride(), C * sizeof(float));
         else
           std::fill(dst, dst + C, 0.f);
       }
@@ -132,7 +116,7 @@ void SmallPlaneConv::winograd_input(const float* xt, float* v, int threads) cons
       for (int j = 0; j < 4; ++j) {
         const int64_t iy = 2 * ty - s_.pad_t + i, ix = 2 * tx - s_.pad_l + j;
         const bool inside = iy >= 0 && iy < s_.h && ix >= 0 && ix < s_.w;
-        pixel[i][j] = inside ? xt + (iy * s_.w + ix) * C : nullptr;
+        pixel[i][j] = inside ? xt + (iy * s_.w + ix) * xt_stride() : nullptr;
       }
     for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
       const int64_t n = std::min(kLanes, C - c0);
@@ -212,7 +196,7 @@ void SmallPlaneConv::run(const float* x, const float* b, const float* z, float* 
   // The workspace (prepare()'s sizes): the channels-last input, then the direct product's taps
   // (unless the input is the operand) and outputs, or F(2x2, 3x3)'s V, products and outputs.
   float* xt = workspace;
-  float* rest = xt + round_up(plane * C, 16);
+  float* rest = xt + round_up(plane * xt_stride(), 16);
   float* col = direct_rows_ ? xt : rest;
   float* v = rest;
   float* mo = winograd_ ? v + round_up(16 * winograd_tiles() * v_stride(), 16) : nullptr;
@@ -224,7 +208,7 @@ void SmallPlaneConv::run(const float* x, const float* b, const float* z, float* 
     const float* xn = x + n * C * plane;
     parallel_for(threads_for(C * plane, threads), ceil_div(C, kBlock), [&](int64_t i) {
       const int64_t c0 = i * kBlock, c1 = std::min(C, c0 + kBlock);
-      transpose(xn + c0 * plane, c1 - c0, plane, plane, xt + c0, C);
+      transpose_(xn + c0 * plane, c1 - c0, plane, plane, xt + c0, xt_stride(), nullptr);
     });
     // Without a residual the activation runs in the product's epilogue, else after adding it
     // (F(2x2, 3x3): always after).
@@ -235,13 +219,14 @@ void SmallPlaneConv::run(const float* x, const float* b, const float* z, float* 
       winograd_output(mo, b, out, threads);
     } else {
       if (!direct_rows_) gather_taps(xt, col, threads);
-      w_->multiply(col, p, k(), out, M, threads, b, act_after ? nullptr : &act);
+      w_->multiply(col, p, direct_rows_ ? xt_stride() : k(), out, M, threads, b,
+                   act_after ? nullptr : &act);
     }
     float* yn = y + n * M * p;
     const float* zn = z ? z + n * M * p : nullptr;
     parallel_for(threads_for(M * p, threads), ceil_div(M, kBlock), [&](int64_t i) {
       const int64_t m0 = i * kBlock, m1 = std::min(M, m0 + kBlock);
-      transpose(out + m0, p, m1 - m0, M, yn + m0 * p, p, zn ? zn + m0 * p : nullptr);
+      transpose_(out + m0, p, m1 - m0, M, yn + m0 * p, p, zn ? zn + m0 * p : nullptr);
       if (act_after)
         for (int64_t j = m0; j < m1; ++j) act.apply(yn + j * p, p);
     });

@@ -73,6 +73,9 @@ class SmallPlaneConv {
   // The row stride of V_e: a cache line more than C, so that the tiles' rows, which the
   // product reads side by side, do not fall on the same few L1 sets (C = 512: 2 KB apart).
   int64_t v_stride() const { return s_.c + 16; }
+  // The pixel stride of the channels-last input, likewise: the transpose into it writes 8
+  // pixels at a time, which 4 KB apart (C = 1024) took it 2.6x longer.
+  int64_t xt_stride() const { return s_.c + 16; }
   // F(2x2, 3x3) in three steps over the channels-last input xt: the 16 matrices V_e [tiles, C]
   // (v: e-major), the products M_e = V_e U_e^T [tiles, M] (mo), and the outputs [p, M] with the
   // bias (out).
@@ -81,6 +84,7 @@ class SmallPlaneConv {
   void winograd_output(const float* mo, const float* b, float* out, int threads) const;
 
   Shape s_{};
+  f32::Transpose transpose_ = nullptr;  // into and out of channels-last, at the tiles' level
   bool direct_rows_ = false;  // 1x1, stride 1, no padding: the channels-last copy is the operand
   std::shared_ptr<const PackedRhs> w_;
   bool winograd_ = false;

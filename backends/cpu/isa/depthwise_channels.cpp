@@ -17,7 +17,6 @@ namespace {
 constexpr int W = kF32Lanes;  // channels per vector
 constexpr int G = W / 8;      // groups of 8 channels
 using VecW = float __attribute__((vector_size(4 * W)));
-using Vec8 = float __attribute__((vector_size(32)));
 
 // Runs of n floats are read and written 8 at a time; the last block overlaps the one before
 // it (rewriting the same values) rather than leave a scalar tail. The start of the block that
@@ -36,28 +35,6 @@ inline void load_rows(Vec8 (&r)[8], const float* const* p, int64_t offset, int64
   for (int l = 0; l < 8; ++l)
     for (int64_t k = 0; k < n; ++k) tmp[l][k] = p[l][offset + k];
   std::memcpy(r, tmp, sizeof r);
-}
-
-// r[i][j] <-> r[j][i]: the AVX 8x8 transpose (unpack, shuffle, then swap of 128-bit halves).
-inline void transpose8(Vec8 (&r)[8]) {
-  Vec8 t[8], u[8];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; i += 4)
-    for (int j = 0; j < 2; ++j) {
-      u[i + 2 * j] = __builtin_shufflevector(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-      u[i + 2 * j + 1] =
-          __builtin_shufflevector(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
-    }
-#pragma GCC unroll 8
-  for (int j = 0; j < 4; ++j) {
-    r[j] = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-    r[j + 4] = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
-  }
 }
 
 // Runs of n floats of W rows (row l at rows[l]) into W-float pixels: float i of row l goes to

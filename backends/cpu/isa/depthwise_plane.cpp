@@ -15,7 +15,6 @@ namespace {
 
 constexpr int W = kF32Lanes;
 using VecW = float __attribute__((vector_size(4 * W)));
-using Vec8 = float __attribute__((vector_size(32)));
 
 template <typename V>
 constexpr int kLanes = int(sizeof(V) / sizeof(float));

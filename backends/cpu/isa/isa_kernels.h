@@ -252,6 +252,15 @@ struct SmoothActivation {
   void (*apply)(const Activation& act, float* p, int64_t n);
 };
 
+// dst [cols, rows] = src [rows, cols]^T, plus add (laid out as dst) where not null, read just
+// before dst is written there (add may be dst) (backends/cpu/isa/transpose.cpp).
+using Transpose = void (*)(const float* src, int64_t rows, int64_t cols, int64_t ld_src,
+                           float* dst, int64_t ld_dst, const float* add);
+struct TransposeKernels {
+  Isa isa;
+  Transpose transpose;
+};
+
 }  // namespace minfer::cpu::f32
 
 namespace minfer::cpu {
@@ -269,6 +278,7 @@ struct LevelKernels {
   const f32::DepthwiseChannelKernels* depthwise_channels;
   const f32::SmoothActivation* smooth_activation;
   const f32::WinogradKernels* winograd;
+  const f32::TransposeKernels* transpose;
 };
 
 // The tables of the highest compiled level <= `isa` that this CPU runs, or null when there is

@@ -14,6 +14,7 @@ extern const f32::DepthwisePlanes kDepthwisePlanes;             // depthwise_pla
 extern const f32::DepthwiseChannelKernels kDepthwiseChannels;  // depthwise_channels.cpp
 extern const f32::SmoothActivation kSmoothActivation;           // activation.cpp
 extern const f32::WinogradKernels kWinogradKernels;             // winograd_rows.cpp
+extern const f32::TransposeKernels kTransposeKernels;           // transpose.cpp
 
 const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
@@ -24,6 +25,7 @@ const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kDepthwisePlanes,
                                  &kDepthwiseChannels,
                                  &kSmoothActivation,
-                                 &kWinogradKernels};
+                                 &kWinogradKernels,
+                                 &kTransposeKernels};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS

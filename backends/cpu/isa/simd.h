@@ -8,6 +8,8 @@
 //   VF32 / kF32Lanes   fp32 vector (8 or 16 lanes) with loads, stores, broadcasts, fmadd, add,
 //                      min/max (vminps/vmaxps: a NaN in the second operand is returned), and
 //                      MaskF32 = the first n lanes, for loads and stores that stop at a row's end
+//   Vec8, transpose8   8 floats as GCC's vector extension at every level, and their 8 x 8
+//                      transpose
 //   min64, max64, fill  scalar helpers (std's would be shared between levels)
 //
 // Everything is static inline in the level's namespace, so no two levels share a symbol.
@@ -101,6 +103,31 @@ static inline MaskF32 first_lanes_f32(int n) {
 static inline VF32 load_f32(const float* p, MaskF32 m) { return _mm256_maskload_ps(p, m); }
 static inline void store_f32(float* p, VF32 v, MaskF32 m) { _mm256_maskstore_ps(p, m, v); }
 #endif
+
+// 8 floats at every level, as GCC's vector extension (element access, +, shuffles).
+using Vec8 = float __attribute__((vector_size(32)));
+
+// r[i][j] <-> r[j][i]: the AVX 8x8 transpose (unpack, shuffle, then swap of 128-bit halves).
+static inline void transpose8(Vec8 (&r)[8]) {
+  Vec8 t[8], u[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = __builtin_shufflevector(r[i], r[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[i + 1] = __builtin_shufflevector(r[i], r[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; i += 4)
+    for (int j = 0; j < 2; ++j) {
+      u[i + 2 * j] = __builtin_shufflevector(t[i + j], t[i + j + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[i + 2 * j + 1] =
+          __builtin_shufflevector(t[i + j], t[i + j + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+#pragma GCC unroll 8
+  for (int j = 0; j < 4; ++j) {
+    r[j] = __builtin_shufflevector(u[j], u[j + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    r[j + 4] = __builtin_shufflevector(u[j], u[j + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+}
 
 // Scalar helpers in place of std::min, std::max and std::fill, whose inline copies the linker
 // would share between levels (tests/isa/check_isa_objects.sh).
