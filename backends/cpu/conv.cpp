@@ -171,6 +171,19 @@ void ConvKernel::prepare(PrepareContext& ctx) {
     return;
   }
 
+  // Strided convs as an implicit GEMM with the output channels in the lanes (conv_strided.h).
+  const StridedConv::Shape st_shape{d.n,  d.c,  d.h,  d.w,  d.m,     d.oh,  d.ow,
+                                    d.kh, d.kw, d.sh, d.sw, d.pad_t, d.pad_l};
+  if (method_ != Method::Depthwise && two_d && d.group == 1 && d.dh == 1 && d.dw == 1 &&
+      weight_.defined() && has_any_isa() &&
+      StridedConv::pays(st_shape, fp32_micro_kernels().isa)) {
+    method_ = Method::Strided;
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+    slice_floats_ = strided_.prepare(ctx, st_shape, weight_.data<float>());
+    ctx.workspace_bytes = size_t(slice_floats_) * sizeof(float);  // one for all threads
+    return;
+  }
+
   // Small planes with the output channels in the lanes (conv_small_plane.h), in place of
   // ConvGemm's position tiles. (Where Eigen would take the conv, on AVX2, the direct product
   // measured even: ResNet-18 and -50 within +-2 % at MINFER_ISA=avx2 on a Zen 4; F(2x2, 3x3)
@@ -306,6 +319,8 @@ void ConvKernel::run(RunContext& ctx) const {
     winograd_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
   else if (method_ == Method::SmallPlane)
     small_plane_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
+  else if (method_ == Method::Strided)
+    strided_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
   else if (depthwise_channels_)
     run_depthwise_channels(op, static_cast<float*>(ctx.workspace), threads);
   else if (depthwise_plane_)
@@ -323,6 +338,7 @@ std::string ConvKernel::variant() const {
     return std::string("small-plane ") + (small_plane_.winograd() ? "winograd " : "") +
            isa_name(small_plane_.isa());
   if (method_ == Method::Vector) return std::string("vector ") + isa_name(vector_->isa());
+  if (method_ == Method::Strided) return std::string("strided ") + isa_name(strided_.isa());
   // ConvGemm's tiles and the depthwise kernels say their ISA level (the other paths are
   // Eigen's, built for the baseline).
   if (depthwise_plane_ && depthwise_isa_ >= 0)

@@ -26,7 +26,9 @@
 // off); its variant() then says "winograd" ("winograd <isa>" on ConvGemm's tiles). Ungrouped
 // convs with constant weights whose output plane would leave lanes of those tiles empty (7x7)
 // put the output channels in the lanes instead (conv_small_plane.h; "small-plane <isa>";
-// MINFER_CPU_SMALL_PLANE=0 turns it off). A 1x1 conv on a 1x1 plane (the fully connected
+// MINFER_CPU_SMALL_PLANE=0 turns it off), and so do stride-2 convs larger than 1x1 on AVX-512,
+// as an implicit GEMM on a padded copy of the input with no im2col (conv_strided.h; "strided
+// <isa>"; MINFER_CPU_STRIDED=0 turns it off). A 1x1 conv on a 1x1 plane (the fully connected
 // layers of squeeze-and-excitation blocks) is a product of [N, C] with W^T: PackedRhs's tiles
 // with the output channels in the lanes ("vector <isa>"), where ConvGemm's tiles would spend
 // all but one of their columns on nothing.
@@ -37,6 +39,7 @@
 
 #include "backends/cpu/conv_gemm.h"
 #include "backends/cpu/conv_small_plane.h"
+#include "backends/cpu/conv_strided.h"
 #include "backends/cpu/depthwise.h"
 #include "backends/cpu/depthwise_channels.h"
 #include "backends/cpu/epilogue.h"
@@ -57,7 +60,7 @@ class ConvKernel final : public Kernel {
   std::string variant() const override;  // "winograd", "direct <isa>" (ConvGemm), else empty
 
  private:
-  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane, Vector };
+  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane, Strided, Vector };
 
   // The convolution's geometry (a 1-D conv has h = oh = kh = 1), sizes in elements.
   struct Dims {
@@ -112,6 +115,7 @@ class ConvKernel final : public Kernel {
   DepthwiseChannelsFn depthwise_channels_ = nullptr;  // instead of it on small planes
   WinogradConv winograd_;                       // Method::Winograd's weights and run loop
   SmallPlaneConv small_plane_;                  // Method::SmallPlane's
+  StridedConv strided_;                         // Method::Strided's
   Activation act_;
   int64_t tile_cols_ = 0;                      // output positions per tile (run() may rebalance)
   int threads_ = 1;                            // workspace is sized for this many threads

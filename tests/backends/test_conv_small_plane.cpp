@@ -1,8 +1,11 @@
 // The CPU Conv kernel's paths with the output channels in the vector lanes, against the Conv
 // reference plus the residual and the activation: the small-plane path
 // (backends/cpu/conv_small_plane.h, for 7x7-like output planes; 3x3 stride 1 as Winograd
-// F(2x2, 3x3)) and the rule that picks it,
-// and the vector path of 1x1 convs on 1x1 planes (squeeze-and-excitation blocks).
+// F(2x2, 3x3)) and the rule that picks it, the strided path (backends/cpu/conv_strided.h,
+// an implicit GEMM for stride-2 convs) and the vector path of 1x1 convs on 1x1 planes
+// (squeeze-and-excitation blocks).
+#include <cmath>
+
 #include "backends/conv_test_run.h"
 #include "backends/cpu/conv.h"
 #include "backends/cpu/isa.h"
@@ -18,7 +21,7 @@ struct SmallCase {
   Shape x, w;
   std::vector<int64_t> strides, pads;  // pads: top, left, bottom, right
   bool bias, residual;
-  int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75]
+  int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75], 3 Silu
 };
 
 // Large enough for pays() (the products per moved value: see conv_small_plane.h).
@@ -57,6 +60,7 @@ Node fused_conv(const SmallCase& c) {
     node.attrs.set("activation_min", -0.5f);
     node.attrs.set("activation_max", 0.75f);
   }
+  if (c.act == 3) node.attrs.set("activation", std::string("Silu"));
   return node;
 }
 
@@ -80,6 +84,7 @@ Tensor expected(const SmallCase& c, const std::vector<Tensor>& in) {
     float v = p[i] + (c.residual ? in[3].data<float>()[i] : 0.f);
     if (c.act == 1) v = v > 0.f ? v : 0.f;
     if (c.act == 2) v = std::min(std::max(v, -0.5f), 0.75f);
+    if (c.act == 3) v = float(v / (1.0 + std::exp(-double(v))));
     p[i] = v;
   }
   return y;
@@ -127,8 +132,10 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
     return;
   }
   // The path replaces ConvGemm's tiles, which take these convs on AVX-512 only: forced here so
-  // that every level's tiles are checked.
+  // that every level's tiles are checked. (The strided path, which would take the stride-2
+  // ones there, is tested below.)
   test::ScopedEnv wide("MINFER_CPU_CONV_GEMM_ALL", "1");
+  test::ScopedEnv no_strided("MINFER_CPU_STRIDED", "0");
   std::mt19937 rng(3);
   test::for_each_isa([&](cpu::Isa) {
     for (const SmallCase& c : kCases) {
@@ -156,6 +163,67 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
       test::require_close(other.y, want, 1e-4, 1e-4);
     }
   });
+}
+
+TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM on AVX-512", "[cpu]") {
+  if (!cpu::has_any_isa()) {
+    WARN("no SIMD level on this CPU: the path is not offered");
+    return;
+  }
+  const SmallCase cases[] = {
+      {"3x3 on 28x28 -> 14x14, 3 blocks of 32 channels, batch 2, residual and Relu",
+       {2, 64, 28, 28}, {96, 64, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, true, 1},
+      {"a 7x7 stem on 3 channels of an odd plane, 40 channels (a part block), Clip",
+       {1, 3, 37, 30}, {40, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, false, false, 2},
+      {"3x3, pads 0/1/1/0 on 11x9, 16 channels (one vector), residual", {1, 24, 11, 9},
+       {16, 24, 3, 3}, {2, 2}, {0, 1, 1, 0}, true, true, 0},
+      {"5x5, stride 1 down the rows and 2 along them, Silu", {1, 20, 13, 17}, {48, 20, 5, 5},
+       {1, 2}, {2, 2, 2, 2}, true, false, 3},
+      {"rows of 9 and 30 positions (tiles of 5 + 4, and 4 of 7 or 8)", {1, 8, 18, 60},
+       {32, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, true, 1},
+      {"a 2x2 output, 7 channels", {1, 16, 3, 3}, {7, 16, 3, 3}, {2, 2}, {1, 1, 1, 1}, true,
+       false, 2},
+  };
+  std::mt19937 rng(7);
+  test::for_each_isa([&](cpu::Isa isa) {
+    for (const SmallCase& c : cases) {
+      const Shape ys = output_shape(c);
+      const std::vector<Tensor> in = make_inputs(c, ys, rng);
+      const Tensor want = expected(c, in);
+      if (isa >= cpu::Isa::avx512) {
+        check_path(c, in, ys, want, "strided ");
+      } else {
+        const Result got = run_case(c, in, ys, 2);  // another path, on fewer registers
+        CHECK(got.variant.rfind("strided", 0) != 0);
+        test::require_close(got.y, want, 1e-4, 1e-4);
+      }
+      INFO(c.what << ", MINFER_CPU_STRIDED=0");
+      test::ScopedEnv off("MINFER_CPU_STRIDED", "0");
+      const Result other = run_case(c, in, ys, 2);
+      CHECK(other.variant.rfind("strided", 0) != 0);
+      test::require_close(other.y, want, 1e-4, 1e-4);
+    }
+  });
+}
+
+TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a column stride of 2",
+          "[cpu]") {
+  using S = cpu::StridedConv::Shape;
+  const S resnet{1, 128, 56, 56, 128, 28, 28, 3, 3, 2, 2, 1, 1};
+  CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx512));
+  CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx512_vnni));
+  CHECK_FALSE(cpu::StridedConv::pays(resnet, cpu::Isa::avx2));  // 16 registers
+  S stride1 = resnet;
+  stride1.sh = stride1.sw = 1;
+  CHECK_FALSE(cpu::StridedConv::pays(stride1, cpu::Isa::avx512));
+  S pointwise = resnet;  // a downsampling 1x1: one step per channel, no gain measured
+  pointwise.kh = pointwise.kw = 1;
+  CHECK_FALSE(cpu::StridedConv::pays(pointwise, cpu::Isa::avx512));
+  const S stem7{1, 3, 224, 224, 64, 112, 112, 7, 7, 2, 2, 3, 3};  // K = 147
+  CHECK(cpu::StridedConv::pays(stem7, cpu::Isa::avx512));
+  S stem3 = stem7;  // K = 27: ConvGemm's implicit path
+  stem3.kh = stem3.kw = 3;
+  CHECK_FALSE(cpu::StridedConv::pays(stem3, cpu::Isa::avx512));
 }
 
 TEST_CASE("cpu Conv runs 1x1 convs on 1x1 planes as vector products", "[cpu]") {

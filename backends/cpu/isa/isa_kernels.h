@@ -191,6 +191,35 @@ struct MicroKernels {
   RhsTall rhs_tall;  // null on 16-register levels (AVX2)
 };
 
+// One output row of a strided conv (backends/cpu/conv_strided.h) for a block of `cols` <= nr
+// output channels, the channels in the lanes: for j < cols and q < positions,
+//   y[j * y_channel + q] = act(bias[j] + sum over (c, ky, kx) of b[(c * kh + ky) * kw + kx][j]
+//                              * x[c * plane + ky * row + q * sw + kx] + z[j * y_channel + q])
+// where x is a zero-padded copy of the input (no bounds to check) and b holds nr floats per
+// step, zeros past cols. act: the clamp {lo, hi} when `clamp` (a NaN stays NaN), else none.
+struct StridedRow {
+  const float* x;                // the row's first window corner in channel 0
+  int64_t channels, plane, row;  // input channels; floats between their planes, and rows
+  int kh, kw, sw;                // sw: 1 or 2
+  const float* b;
+  int64_t cols;
+  const float* bias;  // [cols], or null
+  const float* z;     // the residual, laid out as y, or null
+  float* y;
+  int64_t y_channel, positions;
+  bool clamp;
+  float lo, hi;
+  // Cache lines to ask into L2 as the tiles go, one per step (the next block's weights, coming
+  // from memory): prefetch_lines lines from prefetch.
+  const float* prefetch = nullptr;
+  int64_t prefetch_lines = 0;
+};
+struct StridedConvKernels {
+  Isa isa;
+  int nr;  // output channels per block: 2 vectors
+  void (*row)(const StridedRow&);  // null on the 256-bit levels
+};
+
 // The depthwise plane kernels of one ISA level (backends/cpu/isa/depthwise_plane.cpp), by
 // [K == 5][stride == 2]: K x K, stride 1 or 2 (depthwise.h).
 struct DepthwisePlanes {
@@ -279,6 +308,7 @@ struct LevelKernels {
   const f32::SmoothActivation* smooth_activation;
   const f32::WinogradKernels* winograd;
   const f32::TransposeKernels* transpose;
+  const f32::StridedConvKernels* strided_conv;
 };
 
 // The tables of the highest compiled level <= `isa` that this CPU runs, or null when there is

@@ -15,6 +15,7 @@ extern const f32::DepthwiseChannelKernels kDepthwiseChannels;  // depthwise_chan
 extern const f32::SmoothActivation kSmoothActivation;           // activation.cpp
 extern const f32::WinogradKernels kWinogradKernels;             // winograd_rows.cpp
 extern const f32::TransposeKernels kTransposeKernels;           // transpose.cpp
+extern const f32::StridedConvKernels kStridedConvKernels;       // strided_conv.cpp
 
 const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
@@ -26,6 +27,7 @@ const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kDepthwiseChannels,
                                  &kSmoothActivation,
                                  &kWinogradKernels,
-                                 &kTransposeKernels};
+                                 &kTransposeKernels,
+                                 &kStridedConvKernels};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS

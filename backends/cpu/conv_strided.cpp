@@ -1,0 +1,134 @@
+#include "backends/cpu/conv_strided.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/env_switch.h"
+#include "backends/cpu/fp32_micro.h"
+#include "backends/cpu/parallel.h"
+
+namespace minfer::cpu {
+
+namespace {
+
+// The packed weights and the 64-byte aligned place where their blocks start.
+struct PackedBlocks {
+  std::vector<float> storage;
+  const float* blocks = nullptr;
+};
+
+}  // namespace
+
+bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", true); }
+
+// Measured each conv in its model, one thread of a Zen 5, against the paths it replaces:
+// ResNet-50's 3x3 stride-2 convs 1.13-1.21 -> 0.98-1.05 ms (28x28 and 14x14 outputs: im2col
+// and ConvGemm), its 7x7 stem 1.10 -> 1.01; on a 7x7 output (weights of 9 MB from memory) even
+// with SmallPlaneConv once the next block's weights are asked for ahead. A 1x1 at stride 2 (one
+// step per channel) measured no gain, nor did the tiles on 16 registers; a 3x3 stem on 3
+// channels (K = 27) ran 3-5 % slower than ConvGemm's implicit path: the tile's transposes
+// outweigh its 27 steps.
+bool StridedConv::pays(const Shape& s, Isa isa) {
+  return strided_conv_enabled() && isa >= Isa::avx512 && s.sw == 2 && s.kh * s.kw > 1 &&
+         s.c * s.kh * s.kw >= kMinDepth;
+}
+
+int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {
+  s_ = s;
+  kernels_ = level_kernels(fp32_micro_kernels().isa)->strided_conv;
+  const int64_t nr = kernels_->nr, K = s.c * s.kh * s.kw, M = s.m;
+  const int64_t blocks = ceil_div(M, nr);
+  const size_t floats = size_t(blocks * K * nr) + 16;
+  auto packed = ctx.share<PackedBlocks>(
+      std::string("cpu.conv.strided.") + isa_name(kernels_->isa), floats * sizeof(float), [&] {
+        auto p = std::make_shared<PackedBlocks>();
+        p->storage.assign(floats, 0.f);
+        float* dst = p->storage.data();
+        dst += (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64 / sizeof(float);
+        p->blocks = dst;
+        // Block b, step k, lane j: W [b * nr + j, k] (W row-major [M, K], k = (c, ky, kx)).
+        for (int64_t j = 0; j < M; ++j)
+          for (int64_t k = 0; k < K; ++k) dst[(j / nr * K + k) * nr + j % nr] = weights[j * K + k];
+        return p;
+      });
+  w_ = std::shared_ptr<const float>(packed, packed->blocks);
+  prefetch_ = floats * sizeof(float) > kPrefetchBytes;
+  // The windows of every output: (oh - 1) * sh + kh rows of (ow - 1) * sw + kw columns. Planes
+  // a multiple of 4 KB apart would put a step's broadcasts of successive channels on the same
+  // L1 sets.
+  ph_ = (s.oh - 1) * s.sh + s.kh;
+  pw_ = (s.ow - 1) * s.sw + s.kw;
+  plane_ = round_up(ph_ * pw_, 16);
+  if (plane_ % 1024 == 0) plane_ += 16;
+  return s.c * plane_;
+}
+
+void StridedConv::pad_image(const float* x, float* xp, int threads) const {
+  const Shape& s = s_;
+  // Padded column u holds input column u - pad_l where that lies in [0, w).
+  const int64_t u0 = std::min(s.pad_l, pw_), u1 = std::clamp(s.pad_l + s.w, u0, pw_);
+  parallel_for(threads_for(s.c * plane_, threads), s.c, [&](int64_t c) {
+    for (int64_t v = 0; v < ph_; ++v) {
+      float* dst = xp + c * plane_ + v * pw_;
+      const int64_t iy = v - s.pad_t;
+      if (iy < 0 || iy >= s.h) {
+        std::fill(dst, dst + pw_, 0.f);
+        continue;
+      }
+      std::fill(dst, dst + u0, 0.f);
+      std::copy_n(x + (c * s.h + iy) * s.w + (u0 - s.pad_l), u1 - u0, dst + u0);
+      std::fill(dst + u1, dst + pw_, 0.f);
+    }
+  });
+}
+
+void StridedConv::run(const float* x, const float* b, const float* z, float* y,
+                      const Activation& act, float* workspace, int threads) const {
+  const Shape& s = s_;
+  const int64_t nr = kernels_->nr, K = s.c * s.kh * s.kw, p = s.oh * s.ow;
+  const int64_t blocks = ceil_div(s.m, nr);
+  const bool clamp = act.enabled && act.is_clamp(), smooth = act.enabled && !act.is_clamp();
+  for (int64_t n = 0; n < s.n; ++n) {
+    pad_image(x + n * s.c * s.h * s.w, workspace, threads);
+    float* yn = y + n * s.m * p;
+    const float* zn = z ? z + n * s.m * p : nullptr;
+    // Units of (block, output row), block-major: a thread's run of units reuses its block's
+    // weights (K x nr floats, from L2) row after row.
+    parallel_for(threads_for(s.m * p * K, threads), blocks * s.oh, [&](int64_t u) {
+      const int64_t j0 = u / s.oh * nr, oy = u % s.oh, at = j0 * p + oy * s.ow;
+      const int64_t cols = std::min(nr, s.m - j0);
+      f32::StridedRow a{workspace + oy * s.sh * pw_,
+                              s.c,
+                              plane_,
+                              pw_,
+                              int(s.kh),
+                              int(s.kw),
+                              int(s.sw),
+                              w_.get() + j0 * K,
+                              cols,
+                              b ? b + j0 : nullptr,
+                              zn ? zn + at : nullptr,
+                              yn + at,
+                              p,
+                              s.ow,
+                              clamp,
+                              act.lo,
+                              act.hi};
+      // Weights that come from memory (more than stay cached between runs): each row of a
+      // block asks for its share of the next block's ahead of use, so that the block's first
+      // row does not wait on memory.
+      if (prefetch_ && j0 + nr < s.m) {
+        const int64_t lines = K * nr / 16;  // of a block
+        a.prefetch = w_.get() + (j0 + nr) * K + oy * lines / s.oh * 16;
+        a.prefetch_lines = (oy + 1) * lines / s.oh - oy * lines / s.oh;
+      }
+      kernels_->row(a);
+      if (smooth)
+        for (int64_t j = 0; j < cols; ++j) act.apply(yn + at + j * p, s.ow);
+    });
+  }
+}
+
+}  // namespace minfer::cpu

@@ -1,0 +1,67 @@
+// Strided convolutions (a ResNet's 3x3 stride-2 convs and its 7x7 stem) as an implicit GEMM
+// with the output channels in the vector lanes:
+//
+//   Y^T [p, M] = im2col(X)^T [p, K] * W^T [K, M]        (p = output positions of an image)
+//
+// without the im2col: the input is copied once into zero-padded NCHW planes, and a tile of up
+// to 8 positions of an output row (sw floats apart in a row of that copy) broadcasts each
+// position's input per step of (channel, ky, kx) against the step's weights of 2 vectors of
+// output channels (backends/cpu/isa/strided_conv.cpp). The weights are packed once into blocks
+// of those channels, k-major; the tile's sums go to NCHW through 8 x 8 transposes with the
+// bias, the residual and the clamp. ConvGemm (output positions in the lanes) wrote and re-read
+// a [K, p] im2col matrix for these convs (1152 x 784 floats for ResNet-50's 28x28 one) and
+// left lanes empty on 14x14 and 7x7 planes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "backends/cpu/epilogue.h"
+#include "backends/cpu/isa.h"
+#include "backends/cpu/isa/isa_kernels.h"
+#include "minfer/kernel.h"
+
+namespace minfer::cpu {
+
+// False when the environment sets MINFER_CPU_STRIDED=0 (A/B benchmarks).
+bool strided_conv_enabled();
+
+class StridedConv {
+ public:
+  // A 2-D, ungrouped, undilated convolution; sizes in elements.
+  struct Shape {
+    int64_t n, c, h, w;  // input
+    int64_t m, oh, ow;   // output
+    int64_t kh, kw, sh, sw, pad_t, pad_l;
+  };
+
+  // Whether it takes the conv at ISA level `isa`: a column stride of 2, a kernel larger than
+  // 1x1, a depth of at least kMinDepth, and a level with 32 registers (see conv_strided.cpp
+  // for the measurements).
+  static constexpr int64_t kMinDepth = 64;
+  static bool pays(const Shape& s, Isa isa);
+
+  // Packs W [M, C, kh, kw] (shared through ctx with the session's other plans) and returns the
+  // workspace floats that a run needs (all threads together).
+  int64_t prepare(PrepareContext& ctx, const Shape& s, const float* weights);
+  // y = act(conv(x) + b + z); b and z may be null.
+  void run(const float* x, const float* b, const float* z, float* y, const Activation& act,
+           float* workspace, int threads) const;
+  Isa isa() const { return kernels_->isa; }
+
+ private:
+  // The padded copy of one image: per channel ph_ rows of pw_ floats, plane_ floats apart.
+  void pad_image(const float* x, float* xp, int threads) const;
+
+  Shape s_{};
+  const f32::StridedConvKernels* kernels_ = nullptr;
+  int64_t ph_ = 0, pw_ = 0, plane_ = 0;
+  // Blocks of kernels_->nr output channels, each K steps of nr floats (zeros past M), 64-byte
+  // aligned (sharing the ownership of the session's packing).
+  std::shared_ptr<const float> w_;
+  // Weights larger than this come from memory in a model's run (as ConvGemm's: conv_gemm.h).
+  static constexpr size_t kPrefetchBytes = size_t{128} << 10;
+  bool prefetch_ = false;
+};
+
+}  // namespace minfer::cpu

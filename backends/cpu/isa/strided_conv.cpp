@@ -1,0 +1,137 @@
+// The strided conv's row kernel (backends/cpu/conv_strided.h) of the 512-bit levels (compiled
+// once per level by cmake/MinferIsa.cmake; the others have none: on 16 registers Eigen's path
+// was faster, ResNet-50's 3x3 stride-2 convs 1.16-1.34x slower at MINFER_ISA=avx2 on a Zen 5).
+// A tile is R <= 8 output positions of the row x 2 vectors of output channels, 16 sums: per
+// step of (channel, ky, kx) it loads the step's weights for the block's channels once and
+// broadcasts each position's input from the padded NCHW copy, where the R positions of a step
+// lie sw floats apart in one row: no im2col. The sums are then moved to NCHW through 8 x 8
+// transposes, with the bias, the residual and the clamp on the way.
+#include <cstring>
+#include <utility>
+
+#include "backends/cpu/isa/isa_kernels.h"
+#include "backends/cpu/isa/simd.h"
+
+namespace minfer::cpu::MINFER_ISA_NS {
+
+#if MINFER_ISA_WIDE
+namespace {
+
+constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = 8;
+
+// Vec8 as __m256 (the same bits).
+static inline __m256 m256(Vec8 v) { return (__m256)v; }
+
+// Channel j's R outputs (lanes 0..R-1 of v) into y, with the residual and the clamp.
+template <int R>
+static inline void store_row(Vec8 v, const float* z, float* y, bool clamp, __m256 lo, __m256 hi) {
+  __m256 o = m256(v);
+  const __m256i lanes =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(R), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  if (z) o = _mm256_add_ps(o, R == 8 ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, lanes));
+  if (clamp) o = _mm256_min_ps(hi, _mm256_max_ps(lo, o));  // vmaxps returns a NaN operand o
+  if (R == 8)
+    _mm256_storeu_ps(y, o);
+  else
+    _mm256_maskstore_ps(y, lanes, o);
+}
+
+// Positions [q0, q0 + R) of the row, V vectors of channels; kPrefetch: one of the lines that
+// pf to pf_end hold asked for per step (its own instance: the check costs on short products).
+template <int R, int V, int SW, bool kPrefetch>
+void tile(const f32::StridedRow& a, int64_t q0, const char*& pf, const char* pf_end) {
+  VF32 acc[R][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v) acc[r][v] = zero_f32();
+  const float* x = a.x + q0 * SW;
+  const float* bp = a.b;
+  for (int64_t c = 0; c < a.channels; ++c, x += a.plane)
+    for (int ky = 0; ky < a.kh; ++ky) {
+      const float* row = x + ky * a.row;
+      for (int kx = 0; kx < a.kw; ++kx, ++row, bp += kNr) {
+        if (kPrefetch && pf < pf_end) {
+          __builtin_prefetch(pf, 0, 2);  // into L2
+          pf += 64;
+        }
+        VF32 b[V];
+#pragma GCC unroll 2
+        for (int v = 0; v < V; ++v) b[v] = load_f32(bp + v * kLanes);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+          const VF32 in = splat_f32(row[SW * r]);
+#pragma GCC unroll 2
+          for (int v = 0; v < V; ++v) acc[r][v] = fmadd_f32(in, b[v], acc[r][v]);
+        }
+      }
+    }
+  // The sums (+ bias) by position, then channel by channel through 8 x 8 transposes. Rows past
+  // R are zeros, transposed but not stored.
+  alignas(64) float t[8][kNr];
+  const MaskF32 first = first_lanes_f32(int(a.cols));
+  const MaskF32 second = first_lanes_f32(int(a.cols) - kLanes);
+  const VF32 b0 = a.bias ? load_f32(a.bias, first) : zero_f32();
+  const VF32 b1 = a.bias && V > 1 ? load_f32(a.bias + kLanes, second) : zero_f32();
+#pragma GCC unroll 8
+  for (int r = 0; r < 8; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < V; ++v)
+      store_f32(t[r] + v * kLanes, r < R ? add_f32(acc[r][v], v ? b1 : b0) : zero_f32());
+  const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
+  for (int64_t j0 = 0; j0 < a.cols; j0 += 8) {
+    Vec8 col[8];
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) std::memcpy(&col[r], t[r] + j0, sizeof col[r]);
+    transpose8(col);
+    const int64_t n = min64(8, a.cols - j0);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t at = (j0 + j) * a.y_channel + q0;
+      store_row<R>(col[j], a.z ? a.z + at : nullptr, a.y + at, a.clamp, lo, hi);
+    }
+  }
+}
+
+using Tile = void (*)(const f32::StridedRow&, int64_t, const char*&, const char*);
+
+// tile<rows, V, SW, kPrefetch> for a run-time rows in [1, kMaxRows].
+template <int V, int SW, bool kPrefetch, int... Rs>
+Tile tile_for(int rows, std::integer_sequence<int, Rs...>) {
+  static constexpr Tile kTiles[] = {tile<Rs + 1, V, SW, kPrefetch>...};
+  return kTiles[rows - 1];
+}
+
+template <int V, int SW>
+Tile tile_for(int rows, bool prefetch) {
+  const auto seq = std::make_integer_sequence<int, kMaxRows>{};
+  return prefetch ? tile_for<V, SW, true>(rows, seq) : tile_for<V, SW, false>(rows, seq);
+}
+
+// The row in near-equal tiles of at most kMaxRows positions (28 as 4 x 7, not 3 x 8 + 4: a tile
+// of few positions spends the step's weight loads on few products).
+void row(const f32::StridedRow& a) {
+  const int64_t tiles = (a.positions + kMaxRows - 1) / kMaxRows;
+  const int v = a.cols > kLanes ? 2 : 1;
+  const char* pf = reinterpret_cast<const char*>(a.prefetch);
+  const char* pf_end = pf + a.prefetch_lines * 64;
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t q0 = a.positions * t / tiles, q1 = a.positions * (t + 1) / tiles;
+    const int rows = int(q1 - q0);
+    const bool ahead = pf < pf_end;
+    const Tile f = a.sw == 1
+                       ? (v == 1 ? tile_for<1, 1>(rows, ahead) : tile_for<2, 1>(rows, ahead))
+                       : (v == 1 ? tile_for<1, 2>(rows, ahead) : tile_for<2, 2>(rows, ahead));
+    f(a, q0, pf, pf_end);
+  }
+}
+
+}  // namespace
+
+extern const f32::StridedConvKernels kStridedConvKernels;
+const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), kNr, row};
+#else
+extern const f32::StridedConvKernels kStridedConvKernels;
+const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), 0, nullptr};
+#endif
+
+}  // namespace minfer::cpu::MINFER_ISA_NS
