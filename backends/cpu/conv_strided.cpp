@@ -21,18 +21,24 @@ struct PackedBlocks {
 
 }  // namespace
 
-bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", true); }
+// On AMD's cores only by default: on the GPU machine's Xeon (Sapphire Rapids), where ConvGemm
+// packs the im2col blocks of deep products (conv_gemm.h), ResNet's 28x28 stride-2 conv took
+// 1.08x (1 thread) and 1.21x (2) the time that way (min of 16 alternated runs of the conv
+// alone; the 56x56 one of 64 channels and the stem 0.80-0.98x).
+bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", cpu_is_amd()); }
 
 // Measured each conv in its model, one thread of a Zen 5, against the paths it replaces:
 // ResNet-50's 3x3 stride-2 convs 1.13-1.21 -> 0.98-1.05 ms (28x28 and 14x14 outputs: im2col
-// and ConvGemm), its 7x7 stem 1.10 -> 1.01; on a 7x7 output (weights of 9 MB from memory) even
-// with SmallPlaneConv once the next block's weights are asked for ahead. A 1x1 at stride 2 (one
-// step per channel) measured no gain, nor did the tiles on 16 registers; a 3x3 stem on 3
-// channels (K = 27) ran 3-5 % slower than ConvGemm's implicit path: the tile's transposes
-// outweigh its 27 steps.
+// and ConvGemm), its 7x7 stem 1.10 -> 1.01; on a 7x7 output (weights of 9 MB from memory) level
+// with SmallPlaneConv once the next block's weights are asked for ahead, and alone 7 % slower
+// than it (its K-blocked products keep a block of weights in L1 for all 49 positions; here each
+// output row reads its block from L2, which with 512 channels' padded input outgrew L2): the
+// small planes stay SmallPlaneConv's. A 1x1 at stride 2 (one step per channel) measured no
+// gain, nor did the tiles on 16 registers; a 3x3 stem on 3 channels (K = 27) ran 3-5 % slower
+// than ConvGemm's implicit path: the tile's transposes outweigh its 27 steps.
 bool StridedConv::pays(const Shape& s, Isa isa) {
   return strided_conv_enabled() && isa >= Isa::avx512 && s.sw == 2 && s.kh * s.kw > 1 &&
-         s.c * s.kh * s.kw >= kMinDepth;
+         s.c * s.kh * s.kw >= kMinDepth && s.oh * s.ow > kMaxSmallPlane;
 }
 
 int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {

@@ -23,7 +23,8 @@
 
 namespace minfer::cpu {
 
-// False when the environment sets MINFER_CPU_STRIDED=0 (A/B benchmarks).
+// Whether the path is offered: on AMD CPUs, unless the environment sets MINFER_CPU_STRIDED=0;
+// =1 offers it on any CPU (A/B benchmarks, tests).
 bool strided_conv_enabled();
 
 class StridedConv {
@@ -36,9 +37,10 @@ class StridedConv {
   };
 
   // Whether it takes the conv at ISA level `isa`: a column stride of 2, a kernel larger than
-  // 1x1, a depth of at least kMinDepth, and a level with 32 registers (see conv_strided.cpp
-  // for the measurements).
-  static constexpr int64_t kMinDepth = 64;
+  // 1x1, a depth of at least kMinDepth, more than kMaxSmallPlane output positions (smaller
+  // planes are SmallPlaneConv's) and a level with 32 registers (see conv_strided.cpp for the
+  // measurements).
+  static constexpr int64_t kMinDepth = 64, kMaxSmallPlane = 64;
   static bool pays(const Shape& s, Isa isa);
 
   // Packs W [M, C, kh, kw] (shared through ctx with the session's other plans) and returns the

@@ -175,16 +175,17 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM on AVX-512", "[cpu]"
        {2, 64, 28, 28}, {96, 64, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, true, 1},
       {"a 7x7 stem on 3 channels of an odd plane, 40 channels (a part block), Clip",
        {1, 3, 37, 30}, {40, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, false, false, 2},
-      {"3x3, pads 0/1/1/0 on 11x9, 16 channels (one vector), residual", {1, 24, 11, 9},
+      {"3x3, pads 0/1/1/0 on 23x19, 16 channels (one vector), residual", {1, 24, 23, 19},
        {16, 24, 3, 3}, {2, 2}, {0, 1, 1, 0}, true, true, 0},
       {"5x5, stride 1 down the rows and 2 along them, Silu", {1, 20, 13, 17}, {48, 20, 5, 5},
        {1, 2}, {2, 2, 2, 2}, true, false, 3},
       {"rows of 9 and 30 positions (tiles of 5 + 4, and 4 of 7 or 8)", {1, 8, 18, 60},
        {32, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, true, 1},
-      {"a 2x2 output, 7 channels", {1, 16, 3, 3}, {7, 16, 3, 3}, {2, 2}, {1, 1, 1, 1}, true,
+      {"a 9x9 output, 7 channels", {1, 16, 17, 17}, {7, 16, 3, 3}, {2, 2}, {1, 1, 1, 1}, true,
        false, 2},
   };
   std::mt19937 rng(7);
+  test::ScopedEnv on("MINFER_CPU_STRIDED", "1");  // (by default on AMD's CPUs only)
   test::for_each_isa([&](cpu::Isa isa) {
     for (const SmallCase& c : cases) {
       const Shape ys = output_shape(c);
@@ -206,8 +207,13 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM on AVX-512", "[cpu]"
   });
 }
 
-TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a column stride of 2",
+TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a stride of 2, on AMD",
           "[cpu]") {
+  {
+    const test::ScopedEnv unset("MINFER_CPU_STRIDED", "");
+    CHECK(cpu::strided_conv_enabled() == cpu::cpu_is_amd());
+  }
+  const test::ScopedEnv on("MINFER_CPU_STRIDED", "1");
   using S = cpu::StridedConv::Shape;
   const S resnet{1, 128, 56, 56, 128, 28, 28, 3, 3, 2, 2, 1, 1};
   CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx512));
@@ -224,6 +230,8 @@ TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a colum
   S stem3 = stem7;  // K = 27: ConvGemm's implicit path
   stem3.kh = stem3.kw = 3;
   CHECK_FALSE(cpu::StridedConv::pays(stem3, cpu::Isa::avx512));
+  const S last{1, 512, 14, 14, 512, 7, 7, 3, 3, 2, 2, 1, 1};  // a 7x7 output: SmallPlaneConv's
+  CHECK_FALSE(cpu::StridedConv::pays(last, cpu::Isa::avx512));
 }
 
 TEST_CASE("cpu Conv runs 1x1 convs on 1x1 planes as vector products", "[cpu]") {

@@ -22,18 +22,15 @@ constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = 8;
 // Vec8 as __m256 (the same bits).
 static inline __m256 m256(Vec8 v) { return (__m256)v; }
 
-// Channel j's R outputs (lanes 0..R-1 of v) into y, with the residual and the clamp.
+// Channel j's R outputs (lanes 0..R-1 of v) into y, with the residual and the clamp (AVX-512's
+// masked forms on 8 lanes).
 template <int R>
 static inline void store_row(Vec8 v, const float* z, float* y, bool clamp, __m256 lo, __m256 hi) {
+  constexpr __mmask8 kLanesR = static_cast<__mmask8>((1u << R) - 1);
   __m256 o = m256(v);
-  const __m256i lanes =
-      _mm256_cmpgt_epi32(_mm256_set1_epi32(R), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  if (z) o = _mm256_add_ps(o, R == 8 ? _mm256_loadu_ps(z) : _mm256_maskload_ps(z, lanes));
+  if (z) o = _mm256_add_ps(o, _mm256_maskz_loadu_ps(kLanesR, z));
   if (clamp) o = _mm256_min_ps(hi, _mm256_max_ps(lo, o));  // vmaxps returns a NaN operand o
-  if (R == 8)
-    _mm256_storeu_ps(y, o);
-  else
-    _mm256_maskstore_ps(y, lanes, o);
+  _mm256_mask_storeu_ps(y, kLanesR, o);
 }
 
 // Positions [q0, q0 + R) of the row, V vectors of channels; kPrefetch: one of the lines that
