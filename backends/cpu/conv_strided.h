@@ -10,7 +10,7 @@
 // of those channels, k-major; the tile's sums go to NCHW through 8 x 8 transposes with the
 // bias, the residual and the clamp. ConvGemm (output positions in the lanes) wrote and re-read
 // a [K, p] im2col matrix for these convs (1152 x 784 floats for ResNet-50's 28x28 one) and
-// left lanes empty on 14x14 and 7x7 planes.
+// left lanes of its tiles empty on 14x14 planes.
 #pragma once
 
 #include <cstdint>
