@@ -172,14 +172,13 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   }
 
   // Strided convs as an implicit GEMM with the output channels in the lanes (conv_strided.h).
-  const StridedConv::Shape st_shape{d.n,  d.c,  d.h,  d.w,  d.m,     d.oh,  d.ow,
-                                    d.kh, d.kw, d.sh, d.sw, d.pad_t, d.pad_l};
+  const Conv2dShape shape{d.n,  d.c,  d.h,  d.w,  d.m,  d.oh,    d.ow,   d.kh,
+                          d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l};
   if (method_ != Method::Depthwise && two_d && d.group == 1 && d.dh == 1 && d.dw == 1 &&
-      weight_.defined() && has_any_isa() &&
-      StridedConv::pays(st_shape, fp32_micro_kernels().isa)) {
+      weight_.defined() && has_any_isa() && StridedConv::pays(shape, fp32_micro_kernels().isa)) {
     method_ = Method::Strided;
     packed_ = std::make_shared<const std::vector<PackedWeights>>();
-    slice_floats_ = strided_.prepare(ctx, st_shape, weight_.data<float>());
+    slice_floats_ = strided_.prepare(ctx, shape, weight_.data<float>());
     ctx.workspace_bytes = size_t(slice_floats_) * sizeof(float);  // one for all threads
     return;
   }
@@ -188,16 +187,14 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   // ConvGemm's position tiles. (Where Eigen would take the conv, on AVX2, the direct product
   // measured even: ResNet-18 and -50 within +-2 % at MINFER_ISA=avx2 on a Zen 4; F(2x2, 3x3)
   // there took ResNet-18's 7x7 convs from 2.8 to 1.8 ms.)
-  const SmallPlaneConv::Shape sp_shape{d.n,  d.c,  d.h,  d.w,  d.m,  d.oh,    d.ow,   d.kh,
-                                       d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l};
   if (method_ != Method::Depthwise && two_d && d.group == 1 && weight_.defined() &&
       has_any_isa() &&
       (ConvGemm::pays(d.k(), d.p(), fp32_micro_kernels().isa) ||
-       SmallPlaneConv::winograd_pays(sp_shape)) &&
-      SmallPlaneConv::pays(sp_shape, fp32_micro_kernels().nr) && small_plane_enabled()) {
+       SmallPlaneConv::winograd_pays(shape)) &&
+      SmallPlaneConv::pays(shape, fp32_micro_kernels().nr) && small_plane_enabled()) {
     method_ = Method::SmallPlane;
     packed_ = std::make_shared<const std::vector<PackedWeights>>();
-    slice_floats_ = small_plane_.prepare(ctx, sp_shape, weight_.data<float>());
+    slice_floats_ = small_plane_.prepare(ctx, shape, weight_.data<float>());
     ctx.workspace_bytes = size_t(slice_floats_) * sizeof(float);  // one for all threads
     return;
   }

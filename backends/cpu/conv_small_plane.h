@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cpu/conv_shape.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/packed_rhs_gemm.h"
 #include "minfer/kernel.h"
@@ -33,12 +34,7 @@ bool small_plane_enabled();
 
 class SmallPlaneConv {
  public:
-  // A 2-D, ungrouped convolution; sizes in elements.
-  struct Shape {
-    int64_t n, c, h, w;  // input
-    int64_t m, oh, ow;   // output
-    int64_t kh, kw, sh, sw, dh, dw, pad_t, pad_l;
-  };
+  using Shape = Conv2dShape;
 
   // Whether it beats the position-lane tiles: an output plane of at most 64 positions that
   // `tile_columns`-wide tiles would leave lanes of, at least 64 output channels in whole

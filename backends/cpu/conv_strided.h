@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "backends/cpu/conv_shape.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/isa/isa_kernels.h"
@@ -29,12 +30,7 @@ bool strided_conv_enabled();
 
 class StridedConv {
  public:
-  // A 2-D, ungrouped, undilated convolution; sizes in elements.
-  struct Shape {
-    int64_t n, c, h, w;  // input
-    int64_t m, oh, ow;   // output
-    int64_t kh, kw, sh, sw, pad_t, pad_l;
-  };
+  using Shape = Conv2dShape;  // undilated (dh = dw = 1)
 
   // Whether it takes the conv at ISA level `isa`: a column stride of 2, a kernel larger than
   // 1x1, a depth of at least kMinDepth, more than kMaxSmallPlane output positions (smaller

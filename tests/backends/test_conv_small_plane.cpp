@@ -113,6 +113,16 @@ Shape output_shape(const SmallCase& c) {
                out(c.x[3], c.w[3], c.strides[1], c.pads[1], c.pads[3])};
 }
 
+// With the environment switch `off` set to 0, the case takes another path and still matches.
+void check_off(const SmallCase& c, const std::vector<Tensor>& in, const Shape& ys,
+               const Tensor& want, const char* off, const std::string& path) {
+  INFO(c.what << ", " << off << "=0");
+  test::ScopedEnv unset(off, "0");
+  const Result other = run_case(c, in, ys, 2);
+  CHECK(other.variant.rfind(path, 0) != 0);
+  test::require_close(other.y, want, 1e-4, 1e-4);
+}
+
 // The case on 1-3 threads takes the path whose variant() starts with `path` and matches want.
 void check_path(const SmallCase& c, const std::vector<Tensor>& in, const Shape& ys,
                 const Tensor& want, const std::string& path) {
@@ -156,11 +166,7 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
         CHECK(got.variant.find("winograd") == std::string::npos);
         test::require_close(got.y, want, 1e-4, 1e-4);
       }
-      INFO(c.what << ", MINFER_CPU_SMALL_PLANE=0");
-      test::ScopedEnv off("MINFER_CPU_SMALL_PLANE", "0");
-      const Result other = run_case(c, in, ys, 2);
-      CHECK(other.variant.rfind("small-plane", 0) != 0);
-      test::require_close(other.y, want, 1e-4, 1e-4);
+      check_off(c, in, ys, want, "MINFER_CPU_SMALL_PLANE", "small-plane");
     }
   });
 }
@@ -198,11 +204,7 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM on AVX-512", "[cpu]"
         CHECK(got.variant.rfind("strided", 0) != 0);
         test::require_close(got.y, want, 1e-4, 1e-4);
       }
-      INFO(c.what << ", MINFER_CPU_STRIDED=0");
-      test::ScopedEnv off("MINFER_CPU_STRIDED", "0");
-      const Result other = run_case(c, in, ys, 2);
-      CHECK(other.variant.rfind("strided", 0) != 0);
-      test::require_close(other.y, want, 1e-4, 1e-4);
+      check_off(c, in, ys, want, "MINFER_CPU_STRIDED", "strided");
     }
   });
 }
@@ -215,7 +217,7 @@ TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a strid
   }
   const test::ScopedEnv on("MINFER_CPU_STRIDED", "1");
   using S = cpu::StridedConv::Shape;
-  const S resnet{1, 128, 56, 56, 128, 28, 28, 3, 3, 2, 2, 1, 1};
+  const S resnet{1, 128, 56, 56, 128, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1};
   CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx512));
   CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx512_vnni));
   CHECK_FALSE(cpu::StridedConv::pays(resnet, cpu::Isa::avx2));  // 16 registers
@@ -225,12 +227,12 @@ TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a strid
   S pointwise = resnet;  // a downsampling 1x1: one step per channel, no gain measured
   pointwise.kh = pointwise.kw = 1;
   CHECK_FALSE(cpu::StridedConv::pays(pointwise, cpu::Isa::avx512));
-  const S stem7{1, 3, 224, 224, 64, 112, 112, 7, 7, 2, 2, 3, 3};  // K = 147
+  const S stem7{1, 3, 224, 224, 64, 112, 112, 7, 7, 2, 2, 1, 1, 3, 3};  // K = 147
   CHECK(cpu::StridedConv::pays(stem7, cpu::Isa::avx512));
   S stem3 = stem7;  // K = 27: ConvGemm's implicit path
   stem3.kh = stem3.kw = 3;
   CHECK_FALSE(cpu::StridedConv::pays(stem3, cpu::Isa::avx512));
-  const S last{1, 512, 14, 14, 512, 7, 7, 3, 3, 2, 2, 1, 1};  // a 7x7 output: SmallPlaneConv's
+  const S last{1, 512, 14, 14, 512, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1};  // a 7x7 output
   CHECK_FALSE(cpu::StridedConv::pays(last, cpu::Isa::avx512));
 }
 
