@@ -37,8 +37,8 @@ bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", cpu_is_amd
 // gain, nor did the tiles on 16 registers; a 3x3 stem on 3 channels (K = 27) ran 3-5 % slower
 // than ConvGemm's implicit path: the tile's transposes outweigh its 27 steps.
 bool StridedConv::pays(const Shape& s, Isa isa) {
-  return strided_conv_enabled() && isa >= Isa::avx512 && s.sw == 2 && s.kh * s.kw > 1 &&
-         s.c * s.kh * s.kw >= kMinDepth && s.oh * s.ow > kMaxSmallPlane;
+  return strided_conv_enabled() && isa >= Isa::avx512 && s.sw == 2 && s.dh == 1 && s.dw == 1 &&
+         s.kh * s.kw > 1 && s.c * s.kh * s.kw >= kMinDepth && s.oh * s.ow > kMaxSmallPlane;
 }
 
 int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {

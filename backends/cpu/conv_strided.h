@@ -30,12 +30,12 @@ bool strided_conv_enabled();
 
 class StridedConv {
  public:
-  using Shape = Conv2dShape;  // undilated (dh = dw = 1)
+  using Shape = Conv2dShape;
 
-  // Whether it takes the conv at ISA level `isa`: a column stride of 2, a kernel larger than
-  // 1x1, a depth of at least kMinDepth, more than kMaxSmallPlane output positions (smaller
-  // planes are SmallPlaneConv's) and a level with 32 registers (see conv_strided.cpp for the
-  // measurements).
+  // Whether it takes the conv at ISA level `isa`: a column stride of 2, no dilation, a kernel
+  // larger than 1x1, a depth of at least kMinDepth, more than kMaxSmallPlane output positions
+  // (smaller planes are SmallPlaneConv's) and a level with 32 registers (see conv_strided.cpp
+  // for the measurements).
   static constexpr int64_t kMinDepth = 64, kMaxSmallPlane = 64;
   static bool pays(const Shape& s, Isa isa);
 

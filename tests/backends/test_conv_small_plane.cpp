@@ -224,6 +224,9 @@ TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a strid
   S stride1 = resnet;
   stride1.sh = stride1.sw = 1;
   CHECK_FALSE(cpu::StridedConv::pays(stride1, cpu::Isa::avx512));
+  S dilated = resnet;
+  dilated.dh = dilated.dw = 2;
+  CHECK_FALSE(cpu::StridedConv::pays(dilated, cpu::Isa::avx512));
   S pointwise = resnet;  // a downsampling 1x1: one step per channel, no gain measured
   pointwise.kh = pointwise.kw = 1;
   CHECK_FALSE(cpu::StridedConv::pays(pointwise, cpu::Isa::avx512));
