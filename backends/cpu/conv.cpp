@@ -13,6 +13,7 @@
 #include "backends/cpu/env_switch.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/packed_gemm.h"
+#include "backends/cpu/padded_rows.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/sgemm.h"
 #include "ops/conv_geometry.h"
@@ -414,21 +415,9 @@ int64_t ConvKernel::pad_input(const float* x, int64_t p0, int64_t np, float* pad
   const int64_t oh0 = p0 / d.ow, oh1 = (p0 + np - 1) / d.ow;  // output rows, inclusive
   const int64_t rows = (oh1 - oh0) * d.sh + (d.kh - 1) * d.dh + 1;
   const int64_t ih0 = oh0 * d.sh - d.pad_t;
-  // Padded column u is input column u - pad_l.
-  const int64_t u0 = std::min(d.pad_l, pad_w_), u1 = std::clamp(d.pad_l + d.w, u0, pad_w_);
-  for (int64_t c = 0; c < d.cg; ++c) {
-    float* dst = pad + c * pad_rows_ * pad_w_;
-    for (int64_t v = 0; v < rows; ++v, dst += pad_w_) {
-      const int64_t ih = ih0 + v;
-      if (ih < 0 || ih >= d.h) {
-        std::fill(dst, dst + pad_w_, 0.f);
-        continue;
-      }
-      std::fill(dst, dst + u0, 0.f);
-      if (u1 > u0) std::copy_n(x + (c * d.h + ih) * d.w + (u0 - d.pad_l), u1 - u0, dst + u0);
-      std::fill(dst + u1, dst + pad_w_, 0.f);
-    }
-  }
+  for (int64_t c = 0; c < d.cg; ++c)
+    copy_padded_rows(x + c * d.h * d.w, d.h, d.w, ih0, rows, d.pad_l, pad + c * pad_rows_ * pad_w_,
+                     pad_w_);
   return oh0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/env_switch.h"
 #include "backends/cpu/fp32_micro.h"
+#include "backends/cpu/padded_rows.h"
 #include "backends/cpu/parallel.h"
 
 namespace minfer::cpu {
@@ -73,20 +74,8 @@ int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* w
 
 void StridedConv::pad_image(const float* x, float* xp, int threads) const {
   const Shape& s = s_;
-  // Padded column u holds input column u - pad_l where that lies in [0, w).
-  const int64_t u0 = std::min(s.pad_l, pw_), u1 = std::clamp(s.pad_l + s.w, u0, pw_);
   parallel_for(threads_for(s.c * plane_, threads), s.c, [&](int64_t c) {
-    for (int64_t v = 0; v < ph_; ++v) {
-      float* dst = xp + c * plane_ + v * pw_;
-      const int64_t iy = v - s.pad_t;
-      if (iy < 0 || iy >= s.h) {
-        std::fill(dst, dst + pw_, 0.f);
-        continue;
-      }
-      std::fill(dst, dst + u0, 0.f);
-      std::copy_n(x + (c * s.h + iy) * s.w + (u0 - s.pad_l), u1 - u0, dst + u0);
-      std::fill(dst + u1, dst + pw_, 0.f);
-    }
+    copy_padded_rows(x + c * s.h * s.w, s.h, s.w, -s.pad_t, ph_, s.pad_l, xp + c * plane_, pw_);
   });
 }
 
