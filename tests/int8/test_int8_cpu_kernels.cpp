@@ -266,13 +266,16 @@ TEST_CASE("CPU QConv int8 outputs after a smooth activation match the reference"
 
 // The requantizing epilogue on its own, over accumulators the kernel tests' data rarely hold
 // (int32's ends, values near each rounding boundary) and multipliers from 2^-40 to 2^19: where
-// every channel's zero point fits into its rounding term (requant.h), and where one does not.
+// every channel's zero point fits into its rounding term (requant.h), and where one does not;
+// with a residual whose sum takes the output's zero point (scales near 1) and one whose sum
+// cannot (small scales: a shift of 29 bits).
 TEST_CASE("CPU int8 requantize epilogue equals stage_int8 on every ISA path", "[int8]") {
   IsaGuard guard;
   std::mt19937 rng(17);
   constexpr int64_t kChannels = 37, kRows = 7;
+  enum { kNoResidual, kResidual, kSmallResidual };
   for (bool tiny : {false, true})
-    for (bool residual : {false, true})
+    for (int residual : {kNoResidual, kResidual, kSmallResidual})
       for (int32_t zero_point : {-128, -5, 0, 127}) {
         int8::OutputStage st;
         std::uniform_real_distribution<double> log2_m(tiny ? -40.0 : -20.0, tiny ? 0.0 : 19.0);
@@ -281,13 +284,19 @@ TEST_CASE("CPU int8 requantize epilogue equals stage_int8 on every ISA path", "[
         st.zero_point = zero_point;
         st.qmin = std::max(zero_point, -100);  // a Relu-like clamp above int8's own
         st.qmax = 120;
-        st.residual = residual;
-        if (residual) {
+        st.residual = residual != kNoResidual;
+        if (residual == kResidual) {
           st.add = int8::make_add_multipliers(0.7, 0.45);
           st.z_zero_point = 9;
           st.y_zero_point = -3;
         }
+        if (residual == kSmallResidual) {
+          st.add = int8::make_add_multipliers(0.003, 0.002);
+          st.z_zero_point = -128;
+          st.y_zero_point = -128;
+        }
         const cpu::q8::Requant rq = cpu::q8::make_requant(st, kChannels);
+        if (residual != kNoResidual) REQUIRE(rq.y_zero_point_in_sum == (residual == kResidual));
         // The tiny multipliers' shifts (up to 31) cannot take a zero point of -128 or 127.
         if (!tiny) REQUIRE(rq.zero_point_in_rnd);
         if (tiny && (zero_point == -128 || zero_point == 127)) REQUIRE_FALSE(rq.zero_point_in_rnd);
@@ -312,7 +321,7 @@ TEST_CASE("CPU int8 requantize epilogue equals stage_int8 on every ISA path", "[
           std::vector<int8_t> y(acc.size());
           cpu::q8::requant_kernels(isa).tile(rq.params(), acc.data(), kChannels, kRows, 0,
                                              kChannels, y.data(), kChannels,
-                                             residual ? z.data() : nullptr);
+                                             st.residual ? z.data() : nullptr);
           for (size_t i = 0; i < acc.size(); ++i)
             REQUIRE(int(y[i]) == int(int8::stage_int8(st, acc[i], int64_t(i) % kChannels, z[i])));
         }

@@ -14,6 +14,29 @@ Requant make_requant(const Node& node, const int8::OutputStage& st, int64_t chan
   return rq;
 }
 
+namespace {
+
+// t * ma + z * mb + start for every t in [qmin, qmax] and z in int8 (ma, mb >= 0): inside int32?
+bool sums_fit_int32(const Requant& rq, int64_t start) {
+  const int64_t lo = start + int64_t{rq.qmin} * rq.ma - 128 * int64_t{rq.mb};
+  const int64_t hi = start + int64_t{rq.qmax} * rq.ma + 127 * int64_t{rq.mb};
+  return lo >= std::numeric_limits<int32_t>::min() && hi <= std::numeric_limits<int32_t>::max();
+}
+
+// The residual's constant terms in one start value: (t - zero_point) * ma + (z - z_zero_point)
+// * mb + 2^(k-1) as t * ma + z * mb + start, the same integer (docs/int8.md: each product <
+// 2^29). y_zero_point joins it as y_zero_point * 2^k where every sum stays inside int32: the
+// shift's floor then adds it exactly, and the kernels save one add per vector.
+void fold_residual_constants(Requant& rq) {
+  const int64_t start = (rq.k > 0 ? int64_t{1} << (rq.k - 1) : 0) -
+                        int64_t{rq.zero_point} * rq.ma - int64_t{rq.z_zero_point} * rq.mb;
+  const int64_t with_zero_point = start + int64_t{rq.y_zero_point} * (int64_t{1} << rq.k);
+  rq.y_zero_point_in_sum = sums_fit_int32(rq, with_zero_point);
+  rq.residual_start = static_cast<int32_t>(rq.y_zero_point_in_sum ? with_zero_point : start);
+}
+
+}  // namespace
+
 Requant make_requant(const int8::OutputStage& st, int64_t channels) {
   Requant rq;
   rq.int8_out = st.int8_out;
@@ -69,6 +92,7 @@ Requant make_requant(const int8::OutputStage& st, int64_t channels) {
     rq.y_zero_point = st.y_zero_point;
     rq.y_min = st.y_min;
     rq.y_max = st.y_max;
+    fold_residual_constants(rq);
   }
   return rq;
 }
@@ -77,7 +101,7 @@ RequantParams Requant::params() const {
   return {m.data(),  rnd.data(),    shift.data(),      lo.data(),  hi.data(), pre.data(),
           pre_shift, rnd_zp.data(), zero_point_in_rnd, zero_point, qmin,      qmax,
           residual,  ma,            mb,                k,          z_zero_point, y_zero_point,
-          y_min,     y_max};
+          y_min,     y_max,         residual_start,    y_zero_point_in_sum};
 }
 
 void dequant_tile(const Requant& rq, const int32_t* acc, int64_t acc_stride, int rows, int64_t c0,

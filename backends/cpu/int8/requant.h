@@ -37,6 +37,10 @@ struct Requant {
   // + y_zero_point).
   bool residual = false;
   int32_t ma = 0, mb = 0, k = 1, z_zero_point = 0, y_zero_point = 0, y_min = -128, y_max = 127;
+  // The sum's constant terms (RequantParams::residual_start), with y_zero_point * 2^k where no
+  // sum can then leave int32.
+  int32_t residual_start = 0;
+  bool y_zero_point_in_sum = false;
 
   // The int8 output's parameters for RequantKernels::tile (pointers into this object).
   RequantParams params() const;

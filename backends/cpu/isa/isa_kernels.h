@@ -83,6 +83,10 @@ struct RequantParams {
   int32_t zero_point, qmin, qmax;
   bool residual;
   int32_t ma, mb, k, z_zero_point, y_zero_point, y_min, y_max;
+  // The residual's t * ma + z * mb + residual_start is (t - zero_point) * ma + (z - z_zero_point)
+  // * mb + 2^(k-1), plus y_zero_point * 2^k if y_zero_point_in_sum (then no add after the shift).
+  int32_t residual_start;
+  bool y_zero_point_in_sum;
 };
 // A tile of `rows` rows x output channels [c0, c0 + cols): acc[r * acc_stride + i] is row r,
 // channel c0 + i; the int8 outputs go to y + r * y_stride + i. z: the residual (laid out as

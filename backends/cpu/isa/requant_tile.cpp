@@ -95,24 +95,24 @@ struct Channels {
   VI32 lo, hi, pre, m, m_odd, rnd, shift;
 };
 
+// What a tile's outputs add: nothing, a residual, or a residual whose sum holds the output's
+// zero point (RequantParams::y_zero_point_in_sum: no add after its shift).
+enum Residual { kNone, kAdd, kAddFolded };
+
 // kFolded: the zero point is in rnd (RequantParams::rnd_zp), so no add after the shift.
-template <bool kPreShift, bool kResidual, bool kFolded>
+template <bool kPreShift, Residual kResidual, bool kFolded>
 void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t acc_stride,
                      int rows, int64_t c0, int64_t cols, int8_t* y, int64_t y_stride,
                      const int8_t* z) {
   const VI32 zero_point = splat_i32(rq.zero_point), qmin = splat_i32(rq.qmin),
              qmax = splat_i32(rq.qmax);
-  // The residual's (t - zero_point) * ma + (z - z_zero_point) * mb + 2^(k-1) as
-  // t * ma + z * mb + sum0: the same integer, every term and partial sum inside int32
-  // (docs/int8.md: each product < 2^29).
-  const int64_t sum0 = (rq.k > 0 ? int64_t{1} << (rq.k - 1) : 0) -
-                       int64_t{rq.zero_point} * rq.ma - int64_t{rq.z_zero_point} * rq.mb;
   const VI32 ma = splat_i32(rq.ma), mb = splat_i32(rq.mb),
-             sum_start = splat_i32(static_cast<int32_t>(sum0)),
+             sum_start = splat_i32(rq.residual_start),
              y_zero_point = splat_i32(rq.y_zero_point);
   const __m128i k = _mm_cvtsi32_si128(rq.k);
   // The output's bounds; one at int8's own limit is the saturating store's (no instruction).
-  const int32_t out_lo = kResidual ? rq.y_min : rq.qmin, out_hi = kResidual ? rq.y_max : rq.qmax;
+  const int32_t out_lo = kResidual != kNone ? rq.y_min : rq.qmin,
+                out_hi = kResidual != kNone ? rq.y_max : rq.qmax;
   const bool clamp_lo = out_lo > -128, clamp_hi = out_hi < 127;
   const VI32 lo = splat_i32(out_lo), hi = splat_i32(out_hi);
   for (int64_t j = 0; j < cols; j += kI32Lanes) {
@@ -133,11 +133,11 @@ void requant_columns(const q8::RequantParams& rq, const int32_t* acc, int64_t ac
       if constexpr (kPreShift) a = shift_left(clamp(a, ch.lo, ch.hi), ch.pre);
       VI32 t = shift_right(add(mul_high(a, ch.m, ch.m_odd), ch.rnd), ch.shift);
       if constexpr (!kFolded) t = add(t, zero_point);
-      if constexpr (kResidual) {
+      if constexpr (kResidual != kNone) {
         t = clamp(t, qmin, qmax);
         const VI32 zv = load_bytes(z + r * y_stride + j, n);
-        const VI32 s = add(add(mullo(t, ma), mullo(zv, mb)), sum_start);
-        t = add(shift_right(s, k), y_zero_point);
+        t = shift_right(add(add(mullo(t, ma), mullo(zv, mb)), sum_start), k);
+        if constexpr (kResidual == kAdd) t = add(t, y_zero_point);
       }
       if (clamp_lo) t = max(t, lo);
       if (clamp_hi) t = min(t, hi);
@@ -150,14 +150,17 @@ void requant_tile(const q8::RequantParams& rq, const int32_t* acc, int64_t acc_s
                   int64_t c0, int64_t cols, int8_t* y, int64_t y_stride, const int8_t* z) {
   using Columns = void (*)(const q8::RequantParams&, const int32_t*, int64_t, int, int64_t,
                            int64_t, int8_t*, int64_t, const int8_t*);
-  // By [pre_shift][residual][zero_point_in_rnd].
-  static constexpr Columns kColumns[2][2][2] = {
-      {{requant_columns<false, false, false>, requant_columns<false, false, true>},
-       {requant_columns<false, true, false>, requant_columns<false, true, true>}},
-      {{requant_columns<true, false, false>, requant_columns<true, false, true>},
-       {requant_columns<true, true, false>, requant_columns<true, true, true>}}};
-  kColumns[rq.pre_shift][z != nullptr][rq.zero_point_in_rnd](rq, acc, acc_stride, rows, c0, cols,
-                                                            y, y_stride, z);
+  // By [pre_shift][Residual][zero_point_in_rnd].
+  static constexpr Columns kColumns[2][3][2] = {
+      {{requant_columns<false, kNone, false>, requant_columns<false, kNone, true>},
+       {requant_columns<false, kAdd, false>, requant_columns<false, kAdd, true>},
+       {requant_columns<false, kAddFolded, false>, requant_columns<false, kAddFolded, true>}},
+      {{requant_columns<true, kNone, false>, requant_columns<true, kNone, true>},
+       {requant_columns<true, kAdd, false>, requant_columns<true, kAdd, true>},
+       {requant_columns<true, kAddFolded, false>, requant_columns<true, kAddFolded, true>}}};
+  const Residual residual = !z ? kNone : rq.y_zero_point_in_sum ? kAddFolded : kAdd;
+  kColumns[rq.pre_shift][residual][rq.zero_point_in_rnd](rq, acc, acc_stride, rows, c0, cols, y,
+                                                        y_stride, z);
 }
 
 // The float output: y = float(acc) * scale[c], then max(y, +0) with relu (-0 and NaN give +0,
