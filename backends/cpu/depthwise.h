@@ -3,7 +3,8 @@
 // scratch plane (for stride 2, split into its even and odd columns), so that every output row
 // is a sum of K * K shifted rows with no bounds checks, vectorized across the row and written
 // once, with the bias, residual and clamp applied in registers (3x3: two output rows at a time,
-// sharing their input rows' loads). ConvKernel
+// sharing their input rows' loads; on AVX-512 3x3 reads the input rows themselves, its loads
+// masked to the row's columns, no copy). ConvKernel
 // uses them on output planes larger than 32x32; smaller ones, whose short rows leave these
 // kernels mostly scalar tails and copies, take depthwise_channels.h (channels as the lanes).
 // Other geometries take ConvKernel's general depthwise loop.

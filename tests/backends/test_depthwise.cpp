@@ -281,10 +281,11 @@ Tensor run_nhwc(const DwCase& c, const Inputs& in) {
 // weight kind cycle over the cases so that each meets many geometries.
 std::vector<DwCase> all_cases() {
   const int64_t channels[] = {1, 7, 8, 9, 24, 33};
-  // (On AVX-512 the 3x3 kernel's pairs of rows take up to 4 vectors at a time, the last masked:
-  // 70 columns as 64 + 6; single rows and 5x5 take 32, 16 and 8 floats at a time: 28, 40 and
-  // 70 columns use different mixes of them before their scalar tails. At stride 2, 131
-  // columns make 66 outputs: a second step of 4 vectors, whose tap 0 starts from the first's.)
+  // (On AVX-512 the 3x3 kernel takes blocks of up to 4 vectors of columns, the last masked:
+  // 70 columns as 64 + 6, its loads masked at both edges of the row; 5x5 takes 32, 16 and 8
+  // floats at a time: 28, 40 and 70 columns use different mixes of them before their scalar
+  // tails. At stride 2, 131 columns make 66 outputs: a second block of 4 vectors, whose tap 0
+  // starts from the first's.)
   const int64_t planes[][2] = {{1, 1},   {2, 3},   {7, 7},  {14, 14}, {15, 13},
                                {28, 28}, {40, 37}, {6, 70}, {5, 131}};
   std::vector<DwCase> cases;

@@ -134,14 +134,6 @@ void two_rows_out(const float* in, int64_t row, const int64_t* col, const float*
     two_rows_step<K, S, VecW, 2>(in, row, col, wv, bias, c, z0, z1, lo, hi, y0, y1);
   for (; c + W <= n; c += W)
     two_rows_step<K, S, VecW, 1>(in, row, col, wv, bias, c, z0, z1, lo, hi, y0, y1);
-  if constexpr (W > 8) {
-    if (c + 8 <= n) {
-      Vec8 w8[K * K];
-      for (int t = 0; t < K * K; ++t) w8[t] = Vec8{} + w[t];
-      two_rows_step<K, S, Vec8, 1>(in, row, col, w8, bias, c, z0, z1, lo, hi, y0, y1);
-      c += 8;
-    }
-  }
   for (; c < n; ++c) {
     for (int r = 0; r < 2; ++r) {
       float v = bias;
@@ -212,124 +204,12 @@ static inline void deinterleave_row(const float* x, int64_t w, int64_t p, int64_
   }
 }
 
-// two_rows_out on zmm: up to 4 vectors of both rows at a time, the row's last vector masked,
-// so that 8 sums are in flight (9 weights + 8 sums + 4 inputs: 21 of 32 registers). A row of
-// 56 outputs ran as 32 + 16 + 8 columns, whose 1-vector chunks kept only two FMA chains
-// against the FMA latency. Each output sums its taps in row_out's order.
-template <int K, int S, int Acc>
-__attribute__((always_inline)) inline void two_rows_wide_step(
-    const float* in, int64_t row, const int64_t* col, const VF32* wv, float bias, int64_t c,
-    MaskF32 last, const float* z0, const float* z1, float lo, float hi, float* y0, float* y1) {
-  VF32 acc[2][Acc];
-#pragma GCC unroll 4
-  for (int v = 0; v < Acc; ++v) acc[0][v] = acc[1][v] = splat_f32(bias);
-#pragma GCC unroll 8
-  for (int u = 0; u < S + K; ++u) {
-#pragma GCC unroll 3
-    for (int j = 0; j < K; ++j) {
-      const float* p = in + u * row + col[j] + c;
-      VF32 a[Acc];
-#pragma GCC unroll 4
-      for (int v = 0; v < Acc; ++v)
-        a[v] = v + 1 < Acc ? load_f32(p + kF32Lanes * v) : load_f32(p + kF32Lanes * v, last);
-#pragma GCC unroll 2
-      for (int r = 0; r < 2; ++r) {
-        const int i = u - S * r;  // the kernel row that input row u is for output row r
-        if (i < 0 || i >= K) continue;
-#pragma GCC unroll 4
-        for (int v = 0; v < Acc; ++v) acc[r][v] = fmadd_f32(wv[i * K + j], a[v], acc[r][v]);
-      }
-    }
-  }
-  const VF32 vlo = splat_f32(lo), vhi = splat_f32(hi);
-#pragma GCC unroll 2
-  for (int r = 0; r < 2; ++r) {
-    const float* z = r ? z1 : z0;
-    float* y = r ? y1 : y0;
-#pragma GCC unroll 4
-    for (int v = 0; v < Acc; ++v) {
-      const MaskF32 m = v + 1 < Acc ? first_lanes_f32(kF32Lanes) : last;
-      const int64_t at = c + kF32Lanes * v;
-      VF32 x = acc[r][v];
-      if (z) x = add_f32(x, load_f32(z + at, m));
-      x = min_f32(vhi, max_f32(vlo, x));  // Clip's NaN behaviour: a NaN stays NaN
-      store_f32(y + at, x, m);
-    }
-  }
-}
-
-template <int K, int S>
-void two_rows_out_wide(const float* in, int64_t row, const int64_t* col, const float* w,
-                       int64_t n, float bias, const float* z0, const float* z1, float lo,
-                       float hi, float* y0, float* y1) {
-  VF32 wv[K * K];
-  for (int t = 0; t < K * K; ++t) wv[t] = splat_f32(w[t]);
-  for (int64_t c = 0; c < n; c += 4 * kF32Lanes) {
-    const int64_t cols = min64(n - c, 4 * kF32Lanes);
-    const int64_t vectors = (cols + kF32Lanes - 1) / kF32Lanes;
-    const MaskF32 last = first_lanes_f32(int(cols - kF32Lanes * (vectors - 1)));
-    if (vectors == 4)
-      two_rows_wide_step<K, S, 4>(in, row, col, wv, bias, c, last, z0, z1, lo, hi, y0, y1);
-    else if (vectors == 3)
-      two_rows_wide_step<K, S, 3>(in, row, col, wv, bias, c, last, z0, z1, lo, hi, y0, y1);
-    else if (vectors == 2)
-      two_rows_wide_step<K, S, 2>(in, row, col, wv, bias, c, last, z0, z1, lo, hi, y0, y1);
-    else
-      two_rows_wide_step<K, S, 1>(in, row, col, wv, bias, c, last, z0, z1, lo, hi, y0, y1);
-  }
-}
-
-// Stride 2, 3x3, on zmm, from the input rows themselves: for the 16 outputs from column c,
-// one input row's x[2c, 2c + 32) in two loads gives tap 1 (its even columns) and tap 2 (its
-// odd ones) by two permutes, and tap 0, x[2c - 1 + 2l], is tap 2 one lane later, its lane 0
-// the previous 16 outputs' last tap 2 (zero left of the row). Copying the rows' even and odd
-// columns to a scratch plane first took more than half the kernel's time. Rows = 2: output
-// rows r and r + 1 from input rows 2r - 1 .. 2r + 3, each loaded once for both; Rows = 1:
-// a last odd row. in[u]: input row 2r - 1 + u, or a row of zeros outside the plane. Each
-// output sums its taps in row_out's order.
+// The direct kernels' sums of output rows r .. r + Rows - 1 from column c: the residual added,
+// clamped, stored (the last vector's lanes by `last`).
 template <int Rows, int Acc>
-__attribute__((always_inline)) inline void s2_rows_step(const float* const* in, int64_t w,
-                                                        const VF32* wv, float bias, int64_t c,
-                                                        MaskF32 last, const float* const* z,
-                                                        float lo, float hi, float* const* y) {
-  const __m512i even_lanes =
-      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd_lanes = _mm512_add_epi32(even_lanes, _mm512_set1_epi32(1));
-  __mmask16 low[Acc], high[Acc];  // the input columns inside the row, of each vector's loads
-#pragma GCC unroll 4
-  for (int v = 0; v < Acc; ++v) {
-    low[v] = columns_inside(2 * (c + kF32Lanes * v), w);
-    high[v] = columns_inside(2 * (c + kF32Lanes * v) + kF32Lanes, w);
-  }
-  VF32 acc[Rows][Acc];
-#pragma GCC unroll 4
-  for (int v = 0; v < Acc; ++v)
-#pragma GCC unroll 2
-    for (int r = 0; r < Rows; ++r) acc[r][v] = splat_f32(bias);
-#pragma GCC unroll 5
-  for (int u = 0; u < 2 * Rows + 1; ++u) {
-    const float* x = in[u];
-    VF32 previous = c > 0 ? splat_f32(x[2 * c - 1]) : zero_f32();
-#pragma GCC unroll 4
-    for (int v = 0; v < Acc; ++v) {
-      const float* p = x + 2 * (c + kF32Lanes * v);
-      const VF32 a = _mm512_maskz_loadu_ps(low[v], p);
-      const VF32 b = _mm512_maskz_loadu_ps(high[v], p + kF32Lanes);
-      VF32 tap[3];
-      tap[1] = _mm512_permutex2var_ps(a, even_lanes, b);
-      tap[2] = _mm512_permutex2var_ps(a, odd_lanes, b);
-      tap[0] = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
-          0xffff, _mm512_castps_si512(tap[2]), _mm512_castps_si512(previous), 15));
-      previous = tap[2];
-#pragma GCC unroll 2
-      for (int r = 0; r < Rows; ++r) {
-        const int i = u - 2 * r;  // the kernel row that input row u is for output row r
-        if (i < 0 || i >= 3) continue;
-#pragma GCC unroll 3
-        for (int j = 0; j < 3; ++j) acc[r][v] = fmadd_f32(wv[i * 3 + j], tap[j], acc[r][v]);
-      }
-    }
-  }
+__attribute__((always_inline)) inline void store_rows(const VF32 (&acc)[Rows][Acc], int64_t c,
+                                                      MaskF32 last, const float* const* z,
+                                                      float lo, float hi, float* const* y) {
   const VF32 vlo = splat_f32(lo), vhi = splat_f32(hi);
 #pragma GCC unroll 2
   for (int r = 0; r < Rows; ++r) {
@@ -345,57 +225,161 @@ __attribute__((always_inline)) inline void s2_rows_step(const float* const* in, 
   }
 }
 
-template <int Rows>
-void s2_rows(const float* const* in, int64_t w, const VF32* wv, float bias, int64_t n,
-             const float* const* z, float lo, float hi, float* const* y) {
-  for (int64_t c = 0; c < n; c += 4 * kF32Lanes) {
-    const int64_t cols = min64(n - c, 4 * kF32Lanes);
-    const int64_t vectors = (cols + kF32Lanes - 1) / kF32Lanes;
-    const MaskF32 last = first_lanes_f32(int(cols - kF32Lanes * (vectors - 1)));
-    if (vectors == 4)
-      s2_rows_step<Rows, 4>(in, w, wv, bias, c, last, z, lo, hi, y);
-    else if (vectors == 3)
-      s2_rows_step<Rows, 3>(in, w, wv, bias, c, last, z, lo, hi, y);
-    else if (vectors == 2)
-      s2_rows_step<Rows, 2>(in, w, wv, bias, c, last, z, lo, hi, y);
-    else
-      s2_rows_step<Rows, 1>(in, w, wv, bias, c, last, z, lo, hi, y);
+// Stride 1, 3x3, on zmm, from the input rows themselves: tap column j of the 16 outputs from
+// column c is x[c + j - 1, c + j + 15), one load masked to the row's columns (zero outside:
+// the padding). Copying each row into a zero-padded scratch row first took a quarter of a
+// 56x56 plane's time. Rows = 2: output rows r and r + 1 from input rows r - 1 .. r + 2, each
+// loaded once for both; Rows = 1: a last odd row. in[u]: input row r - 1 + u, or a row of
+// zeros outside the plane. Each output sums its taps in row_out's order.
+template <int Rows, int Acc>
+__attribute__((always_inline)) inline void s1_rows_step(const float* const* in,
+                                                        const __mmask16 (&inside)[3][Acc],
+                                                        const VF32* wv, float bias, int64_t c,
+                                                        MaskF32 last, const float* const* z,
+                                                        float lo, float hi, float* const* y) {
+  VF32 acc[Rows][Acc];
+#pragma GCC unroll 4
+  for (int v = 0; v < Acc; ++v)
+#pragma GCC unroll 2
+    for (int r = 0; r < Rows; ++r) acc[r][v] = splat_f32(bias);
+#pragma GCC unroll 4
+  for (int u = 0; u < Rows + 2; ++u) {
+#pragma GCC unroll 3
+    for (int j = 0; j < 3; ++j) {
+      VF32 a[Acc];
+#pragma GCC unroll 4
+      for (int v = 0; v < Acc; ++v)
+        a[v] = _mm512_maskz_loadu_ps(inside[j][v], in[u] + c + kF32Lanes * v + j - 1);
+#pragma GCC unroll 2
+      for (int r = 0; r < Rows; ++r) {
+        const int i = u - r;  // the kernel row that input row u is for output row r
+        if (i < 0 || i >= 3) continue;
+#pragma GCC unroll 4
+        for (int v = 0; v < Acc; ++v) acc[r][v] = fmadd_f32(wv[i * 3 + j], a[v], acc[r][v]);
+      }
+    }
   }
+  store_rows<Rows, Acc>(acc, c, last, z, lo, hi, y);
 }
 
-// The 3x3 stride-2 plane by s2_rows: the scratch holds one row of zeros.
-void plane_3x3_s2(const DepthwisePlane& a) {
+// Stride 2, 3x3, on zmm, from the input rows themselves: for the 16 outputs from column c,
+// one input row's x[2c, 2c + 32) in two loads gives tap 1 (its even columns) and tap 2 (its
+// odd ones) by two permutes, and tap 0, x[2c - 1 + 2l], is tap 2 one lane later, its lane 0
+// the previous 16 outputs' last tap 2 (zero left of the row). Copying the rows' even and odd
+// columns to a scratch plane first took more than half the kernel's time. Rows = 2: output
+// rows r and r + 1 from input rows 2r - 1 .. 2r + 3, each loaded once for both; Rows = 1:
+// a last odd row. in[u]: input row 2r - 1 + u, or a row of zeros outside the plane. Each
+// output sums its taps in row_out's order.
+template <int Rows, int Acc>
+__attribute__((always_inline)) inline void s2_rows_step(const float* const* in,
+                                                        const __mmask16 (&inside)[3][Acc],
+                                                        const VF32* wv, float bias, int64_t c,
+                                                        MaskF32 last, const float* const* z,
+                                                        float lo, float hi, float* const* y) {
+  const __m512i even_lanes =
+      _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_lanes = _mm512_add_epi32(even_lanes, _mm512_set1_epi32(1));
+  VF32 acc[Rows][Acc];
+#pragma GCC unroll 4
+  for (int v = 0; v < Acc; ++v)
+#pragma GCC unroll 2
+    for (int r = 0; r < Rows; ++r) acc[r][v] = splat_f32(bias);
+#pragma GCC unroll 5
+  for (int u = 0; u < 2 * Rows + 1; ++u) {
+    const float* x = in[u];
+    VF32 previous = c > 0 ? splat_f32(x[2 * c - 1]) : zero_f32();
+#pragma GCC unroll 4
+    for (int v = 0; v < Acc; ++v) {
+      const float* p = x + 2 * (c + kF32Lanes * v);
+      const VF32 a = _mm512_maskz_loadu_ps(inside[0][v], p);
+      const VF32 b = _mm512_maskz_loadu_ps(inside[1][v], p + kF32Lanes);
+      VF32 tap[3];
+      tap[1] = _mm512_permutex2var_ps(a, even_lanes, b);
+      tap[2] = _mm512_permutex2var_ps(a, odd_lanes, b);
+      tap[0] = _mm512_castsi512_ps(_mm512_maskz_alignr_epi32(
+          0xffff, _mm512_castps_si512(tap[2]), _mm512_castps_si512(previous), 15));
+      previous = tap[2];
+#pragma GCC unroll 2
+      for (int r = 0; r < Rows; ++r) {
+        const int i = u - 2 * r;  // the kernel row that input row u is for output row r
+        if (i < 0 || i >= 3) continue;
+#pragma GCC unroll 3
+        for (int j = 0; j < 3; ++j) acc[r][v] = fmadd_f32(wv[i * 3 + j], tap[j], acc[r][v]);
+      }
+    }
+  }
+  store_rows<Rows, Acc>(acc, c, last, z, lo, hi, y);
+}
+
+// Columns [c, c + Acc vectors) of every output row of a stride-S plane, two rows at a time
+// (input rows S * r - 1 .. S * r + S + 1). The masks of the block's loads (the input columns
+// inside the row) are the same for all its rows: made once here (made per step, they cost
+// more than the loads).
+template <int S, int Acc>
+void direct_block(const DepthwisePlane& a, const float* zeros, const VF32* wv, int64_t c,
+                  MaskF32 last, float lo, float hi) {
+  __mmask16 inside[3][Acc];  // stride 1: [tap column][vector]; 2: [first or second half][vector]
+#pragma GCC unroll 4
+  for (int v = 0; v < Acc; ++v) {
+    const int64_t first = S * (c + kF32Lanes * v);
+    for (int j = 0; j < (S == 1 ? 3 : 2); ++j)
+      inside[j][v] = S == 1 ? columns_inside(first + j - 1, a.w)
+                            : columns_inside(first + kF32Lanes * j, a.w);
+  }
+  auto input_row = [&](int64_t ih) { return ih >= 0 && ih < a.h ? a.x + ih * a.w : zeros; };
+  auto rows = [&]<int Rows>(int64_t r) {
+    const float* in[S * Rows + 1 + (S == 1)];
+    for (int u = 0; u < S * Rows + 1 + (S == 1); ++u) in[u] = input_row(S * r - 1 + u);
+    const float* z[Rows];
+    float* y[Rows];
+    for (int i = 0; i < Rows; ++i) {
+      z[i] = a.residual ? a.residual + (r + i) * a.ow : nullptr;
+      y[i] = a.y + (r + i) * a.ow;
+    }
+    if constexpr (S == 1)
+      s1_rows_step<Rows, Acc>(in, inside, wv, a.bias, c, last, z, lo, hi, y);
+    else
+      s2_rows_step<Rows, Acc>(in, inside, wv, a.bias, c, last, z, lo, hi, y);
+  };
+  int64_t r = 0;
+  for (; r + 2 <= a.oh; r += 2) rows.template operator()<2>(r);
+  if (r < a.oh) rows.template operator()<1>(r);
+}
+
+// The 3x3 plane at stride S (1 or 2) in blocks of up to 4 vectors of columns, the last vector
+// masked; the scratch holds one row of zeros, the padding's rows.
+template <int S>
+void plane_3x3_direct(const DepthwisePlane& a) {
   float* zeros = a.scratch;
   fill(zeros, a.w, 0.f);
-  auto input_row = [&](int64_t ih) { return ih >= 0 && ih < a.h ? a.x + ih * a.w : zeros; };
   VF32 wv[9];
   for (int t = 0; t < 9; ++t) wv[t] = splat_f32(a.weights[t]);
   const bool clamp = a.act->enabled && a.act->kind == Activation::Kind::Clamp;
   const float lo = clamp ? a.act->lo : -INFINITY, hi = clamp ? a.act->hi : INFINITY;
-  int64_t r = 0;
-  for (; r + 2 <= a.oh; r += 2) {
-    const float* in[5];
-    for (int u = 0; u < 5; ++u) in[u] = input_row(2 * r - 1 + u);
-    const float* z[2] = {a.residual ? a.residual + r * a.ow : nullptr,
-                         a.residual ? a.residual + (r + 1) * a.ow : nullptr};
-    float* y[2] = {a.y + r * a.ow, a.y + (r + 1) * a.ow};
-    s2_rows<2>(in, a.w, wv, a.bias, a.ow, z, lo, hi, y);
-  }
-  if (r < a.oh) {
-    const float* in[3];
-    for (int u = 0; u < 3; ++u) in[u] = input_row(2 * r - 1 + u);
-    const float* z[1] = {a.residual ? a.residual + r * a.ow : nullptr};
-    float* y[1] = {a.y + r * a.ow};
-    s2_rows<1>(in, a.w, wv, a.bias, a.ow, z, lo, hi, y);
+  for (int64_t c = 0; c < a.ow; c += 4 * kF32Lanes) {
+    const int64_t cols = min64(a.ow - c, 4 * kF32Lanes);
+    const int64_t vectors = (cols + kF32Lanes - 1) / kF32Lanes;
+    const MaskF32 last = first_lanes_f32(int(cols - kF32Lanes * (vectors - 1)));
+    if (vectors == 4)
+      direct_block<S, 4>(a, zeros, wv, c, last, lo, hi);
+    else if (vectors == 3)
+      direct_block<S, 3>(a, zeros, wv, c, last, lo, hi);
+    else if (vectors == 2)
+      direct_block<S, 2>(a, zeros, wv, c, last, lo, hi);
+    else
+      direct_block<S, 1>(a, zeros, wv, c, last, lo, hi);
   }
   if (a.act->enabled && !clamp) apply_activation(*a.act, a.y, a.oh * a.ow);
 }
 #endif
 
+// 3x3 on zmm: from the input rows (plane_3x3_direct); else from a zero-padded copy of them
+// (at stride 2, each row's even and odd columns apart).
 template <int K, int S>
 void plane(const DepthwisePlane& a) {
+  constexpr bool kDirect = K == 3 && MINFER_ISA_WIDE;
 #if MINFER_ISA_WIDE
-  if constexpr (K == 3 && S == 2) return plane_3x3_s2(a);
+  if constexpr (kDirect) return plane_3x3_direct<S>(a);
 #endif
   constexpr int P = K / 2;
   const int64_t padded = a.w + 2 * P, half = (padded + 1) / 2;
@@ -446,19 +430,13 @@ void plane(const DepthwisePlane& a) {
   const bool clamp = a.act->enabled && a.act->kind == Activation::Kind::Clamp;
   const float lo = clamp ? a.act->lo : -INFINITY, hi = clamp ? a.act->hi : INFINITY;
   int64_t r = 0;
-  if constexpr (K == 3) {  // (5x5: 25 weights do not fit the registers beside the sums)
+  if constexpr (K == 3 && !kDirect) {  // (5x5: 25 weights do not fit beside the sums)
     int64_t col[K];
     for (int j = 0; j < K; ++j) col[j] = offset[j];
     for (; r + 2 <= a.oh; r += 2) {
       const float* z = a.residual ? a.residual + r * a.ow : nullptr;
-#if MINFER_ISA_WIDE
-      two_rows_out_wide<K, S>(a.scratch + S * r * row, row, col, w, a.ow, a.bias, z,
-                              z ? z + a.ow : nullptr, lo, hi, a.y + r * a.ow,
-                              a.y + (r + 1) * a.ow);
-#else
       two_rows_out<K, S>(a.scratch + S * r * row, row, col, w, a.ow, a.bias, z,
                          z ? z + a.ow : nullptr, lo, hi, a.y + r * a.ow, a.y + (r + 1) * a.ow);
-#endif
     }
   }
   for (; r < a.oh; ++r)
