@@ -265,7 +265,7 @@ void ConvKernel::prepare(PrepareContext& ctx) {
     depthwise_plane_ = depthwise_plane_kernel(d.kh, d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l,
                                               d.h, d.w, d.oh, d.ow);
     depthwise_isa_ = depthwise_plane_isa();
-    if (depthwise_plane_ && depthwise_channels_pays(d.oh, d.ow)) {
+    if (depthwise_plane_ && depthwise_channels_pays(d.kh, d.oh, d.ow)) {
       const DepthwiseChannelsKernel channels =
           depthwise_channels_kernel(d.kh, d.sh, d.h, d.w, d.oh, d.ow);
       depthwise_channels_ = channels.fn;

@@ -29,6 +29,14 @@ DepthwiseChannelsKernel from_nchw_kernel(const ConvGeometry& g) {
                                    g.out_w());
 }
 
+// The plane kernel, where it beats that one on this geometry; null otherwise.
+DepthwisePlaneFn from_nchw_planes(const ConvGeometry& g) {
+  if (depthwise_channels_pays(g.kernel_h(), g.out_h(), g.out_w())) return nullptr;
+  return depthwise_plane_kernel(g.kernel_h(), g.kernel_w(), g.stride_h(), g.stride_w(),
+                                g.dilation_h(), g.dilation_w(), g.pad_top(), g.pad_left(),
+                                g.in_h(), g.in_w(), g.out_h(), g.out_w());
+}
+
 }  // namespace
 
 bool channels_last_pays() {
@@ -75,8 +83,20 @@ void NhwcConvKernel::prepare(PrepareContext& ctx) {
     depthwise_isa_ = info.isa;
     lanes_ = info.lanes;
     if (nchw_input(ctx.node)) {
+      // The planes' outputs transposed to channels last: with no residual, which the plane
+      // kernel would add before the transpose, laid out as NCHW.
+      const bool residual = ctx.inputs.size() > 3 && ctx.inputs[3].present;
+      planes_ = residual ? nullptr : from_nchw_planes(g);
+      if (planes_) {
+        const float* bias = bias_.defined() ? bias_.data<float>() : nullptr;
+        planes_args_ = {nullptr, weight_.data<float>(), bias, &act_, nullptr, n_, m_,
+                        g.kernel_h(), h_, w_, oh_, ow_};
+        depthwise_isa_ = depthwise_plane_isa();
+      }
       from_nchw_ = info.fn;
-      scratch_floats_ = (int64_t(info.scratch_floats) + 15) / 16 * 16;
+      const size_t scratch =
+          planes_ ? depthwise_planes_nhwc_scratch(planes_args_) : info.scratch_floats;
+      scratch_floats_ = (int64_t(scratch) + 15) / 16 * 16;
       threads_ = std::max(1, ctx.threads);
       ctx.workspace_bytes = size_t(threads_) * size_t(scratch_floats_) * sizeof(float);
     } else {
@@ -93,6 +113,12 @@ void NhwcConvKernel::run(RunContext& ctx) const {
   float* y = ctx.outputs[0]->data<float>();
   const int threads = std::max(1, ctx.threads);
   if (n_ * oh_ * ow_ * m_ == 0) return;  // an empty output
+  if (planes_) {
+    DepthwisePlanesNhwc a = planes_args_;
+    a.x = x, a.y = y;
+    return run_depthwise_planes_nhwc(planes_, a, std::min(threads, threads_),
+                                     static_cast<float*>(ctx.workspace), scratch_floats_);
+  }
   if (from_nchw_)
     return run_depthwise_nchw_input(x, z, y, static_cast<float*>(ctx.workspace), threads);
   if (kind_ == NhwcConvKind::Depthwise) return run_depthwise(x, z, y, threads);
@@ -156,8 +182,10 @@ void NhwcConvKernel::run_depthwise_nchw_input(const float* x, const float* z, fl
 
 std::string NhwcConvKernel::variant() const {
   if (kind_ == NhwcConvKind::Pointwise) return std::string("pointwise ") + isa_name(packed_->isa());
-  return std::string(from_nchw_ ? "depthwise-from-nchw " : "depthwise ") +
-         isa_name(static_cast<Isa>(depthwise_isa_));
+  const char* kind = planes_       ? "depthwise-planes-to-nhwc "
+                     : from_nchw_ ? "depthwise-from-nchw "
+                                  : "depthwise ";
+  return kind + std::string(isa_name(static_cast<Isa>(depthwise_isa_)));
 }
 
 }  // namespace minfer::cpu

@@ -7,13 +7,17 @@
 //              activation in its epilogue, a residual added after it;
 //   depthwise: depthwise_channels.h's channels-last kernel, 8 or 16 channels of a pixel per
 //              vector, with no transposes (the NCHW kernel transposes in and out); with
-//              `nchw_input`, that NCHW kernel with its output left channels last.
+//              `nchw_input`, that NCHW kernel with its output left channels last, or where the
+//              plane kernel is faster (AVX-512's 3x3 on outputs of 14x14 and more,
+//              depthwise_channels_pays) and there is no residual, depthwise.h's planes
+//              transposed into channels last 16 channels at a time.
 //
 // Constant weights only (the pass converts no other). Callers check has_any_isa().
 #pragma once
 
 #include <memory>
 
+#include "backends/cpu/depthwise.h"
 #include "backends/cpu/depthwise_channels.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/packed_rhs_gemm.h"
@@ -49,6 +53,8 @@ class NhwcConvKernel final : public Kernel {
   std::shared_ptr<const PackedRhs> packed_;  // pointwise: W^T packed once
   DepthwiseNhwcFn depthwise_ = nullptr;
   DepthwiseChannelsFn from_nchw_ = nullptr;  // with nchw_input
+  DepthwisePlaneFn planes_ = nullptr;         // with nchw_input, where it pays
+  DepthwisePlanesNhwc planes_args_{};         // its arguments but x and y
   int64_t scratch_floats_ = 0;                // its scratch per part
   int threads_ = 1;                           // the workspace holds this many parts
   int depthwise_isa_ = -1, lanes_ = 8;

@@ -50,6 +50,42 @@ size_t depthwise_scratch_floats(int64_t h, int64_t w, int64_t k) {
   return rows * row;
 }
 
+size_t depthwise_planes_nhwc_scratch(const DepthwisePlanesNhwc& a) {
+  const size_t planes = size_t(a.kBlock * a.oh * a.ow);
+  return (planes + 15) / 16 * 16 + depthwise_scratch_floats(a.h, a.w, a.k);
+}
+
+void run_depthwise_planes_nhwc(DepthwisePlaneFn fn, const DepthwisePlanesNhwc& a, int parts,
+                               float* workspace, int64_t scratch_floats) {
+  const f32::Transpose transpose = level_kernels(active_isa())->transpose->transpose;
+  const int64_t blocks = ceil_div(a.c, a.kBlock), units = a.images * blocks;
+  const int64_t plane = a.oh * a.ow;
+  parallel_region(int(std::min<int64_t>(units, parts)), [&](int part, int n_parts) {
+    float* planes = workspace + part * scratch_floats;
+    float* plane_scratch = planes + round_up(a.kBlock * plane, 16);
+    for (int64_t u = split_begin(units, n_parts, part); u < split_begin(units, n_parts, part + 1);
+         ++u) {
+      const int64_t image = u / blocks, m0 = u % blocks * a.kBlock;
+      const int64_t m1 = std::min(a.c, m0 + a.kBlock);
+      for (int64_t m = m0; m < m1; ++m) {
+        const DepthwisePlane p{a.x + (image * a.c + m) * a.h * a.w,
+                               a.h,
+                               a.w,
+                               a.weights + m * a.k * a.k,
+                               a.bias ? a.bias[m] : 0.f,
+                               nullptr,
+                               a.act,
+                               planes + (m - m0) * plane,
+                               a.oh,
+                               a.ow,
+                               plane_scratch};
+        fn(p);
+      }
+      transpose(planes, m1 - m0, plane, plane, a.y + image * plane * a.c + m0, a.c, nullptr);
+    }
+  });
+}
+
 DepthwiseChannelsKernel depthwise_channels_kernel(int64_t k, int64_t s, int64_t h, int64_t w,
                                                   int64_t oh, int64_t ow) {
   DepthwiseChannelsKernel r;
@@ -91,10 +127,16 @@ void run_depthwise_channel_ranges(DepthwiseChannelsFn fn, const DepthwiseChannel
   });
 }
 
-bool depthwise_channels_pays(int64_t oh, int64_t ow) {
-  // One thread, MobileNet v2 / EfficientNet-B0 layers: 1.2x (28x28) to 4x (7x7) faster, and
-  // 2x to 9x at stride 2 (whose plane kernel splits columns); about even at 56x56, 0.7x at
-  // 112x112 where the plane kernel's rows are long enough to vectorize well.
+bool depthwise_channels_pays(int64_t k, int64_t oh, int64_t ow) {
+  // On AVX-512 the 3x3 plane kernel reads its input rows in place, in blocks of up to 4
+  // vectors of columns (depthwise_plane.cpp); against it, one thread, MobileNet v2 /
+  // EfficientNet-B0 layers on a Zen 5: 0.5-0.7x at 28x28 (stride 1 and 2), even at 14x14,
+  // 1.4-2x faster at 7x7.
+  const f32::DepthwisePlanes* planes = active_planes();
+  if (k == 3 && planes && planes->isa >= Isa::avx512) return oh * ow < 14 * 14;
+  // Else (Zen 3, AVX2): 1.2x (28x28) to 4x (7x7) faster, and 2x to 9x at stride 2 (whose plane
+  // kernel splits columns); about even at 56x56, 0.7x at 112x112 where the plane kernel's
+  // rows are long enough to vectorize well.
   return oh * ow <= 32 * 32;
 }
 

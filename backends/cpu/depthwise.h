@@ -42,6 +42,25 @@ DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int6
 int depthwise_plane_isa();
 size_t depthwise_scratch_floats(int64_t h, int64_t w, int64_t k);
 
+// Depthwise planes with a channels-last output (NhwcConv with `nchw_input`, where the
+// channels-last region begins): the plane kernel on `kBlock` channels at a time into a scratch,
+// whose planes are then transposed into the output's pixels. Channel m reads input channel m.
+struct DepthwisePlanesNhwc {
+  const float* x;        // [images, c, h, w]
+  const float* weights;  // [c, K, K]
+  const float* bias;     // [c], or null
+  const Activation* act;
+  float* y;  // [images, oh, ow, c]
+  int64_t images, c, k, h, w, oh, ow;
+  static constexpr int64_t kBlock = 16;
+};
+// The scratch floats one part of the work needs.
+size_t depthwise_planes_nhwc_scratch(const DepthwisePlanesNhwc& a);
+// fn over every channel of every image, the blocks split over `parts` parts (part p's scratch
+// at workspace + p * scratch_floats).
+void run_depthwise_planes_nhwc(DepthwisePlaneFn fn, const DepthwisePlanesNhwc& a, int parts,
+                               float* workspace, int64_t scratch_floats);
+
 // Floats per row of a plane's scratch: the padded row, or for stride 2 its even columns then
 // its odd ones, each (w + 2P + 1) / 2 long. (static: the per-ISA sources use it too, and must
 // not share inline code with other levels.)

@@ -70,8 +70,8 @@ struct DepthwiseChannelsKernel {
 };
 DepthwiseChannelsKernel depthwise_channels_kernel(int64_t k, int64_t s, int64_t h, int64_t w,
                                                   int64_t oh, int64_t ow);
-// Whether it beats the plane kernels on this output plane (measured on Zen 3, AVX2).
-bool depthwise_channels_pays(int64_t oh, int64_t ow);
+// Whether it beats the plane kernels on this K x K conv's output plane at the active ISA level.
+bool depthwise_channels_pays(int64_t k, int64_t oh, int64_t ow);
 
 // fn over `images` images, `a` filled for image 0 (x, residual, y its pointers; m1 = all the
 // output channels). The work units are one vector of `lanes` channels of one image, split in

@@ -192,6 +192,7 @@ TEST_CASE("NhwcConv: the CPU kernel matches the reference", "[cpu][nhwc]") {
     bool bias, residual;
     std::string act;
     bool nchw_input = false;  // depthwise: X NCHW, Y NHWC
+    bool planes = false;      // on AVX-512: by the plane kernel, transposed (14x14 and more)
   };
   const std::vector<Case> cases{
       {8, 24, 1, 1, 7, true, false, "Clip"},   {24, 8, 1, 1, 7, true, true, ""},
@@ -199,9 +200,12 @@ TEST_CASE("NhwcConv: the CPU kernel matches the reference", "[cpu][nhwc]") {
       {33, 33, 3, 2, 9, true, true, "Silu"},   {17, 17, 5, 1, 6, false, false, "Silu"},
       {48, 48, 5, 2, 14, true, false, "Clip"}, {3, 3, 3, 2, 4, true, true, ""},
       {40, 40, 3, 2, 15, true, false, "Clip", true}, {21, 21, 5, 1, 7, false, true, "Silu", true},
+      {40, 40, 3, 2, 29, true, false, "Clip", true, true},
+      {35, 35, 3, 1, 16, false, false, "Silu", true, true},  // a last block of 3 channels
+      {24, 24, 3, 1, 14, true, true, "Relu", true},          // (a residual: not the planes)
   };
   const OpSchema& schema = OpRegistry::global().get_op(kMinferDomain, "NhwcConv");
-  for_each_isa([&](cpu::Isa) {
+  for_each_isa([&](cpu::Isa isa) {
     for (const Case& t : cases) {
       INFO("C " << t.c << " M " << t.m << " K " << t.k << " stride " << t.stride << " plane "
                 << t.plane << " act '" << t.act << "'" << (t.residual ? " residual" : "")
@@ -236,10 +240,13 @@ TEST_CASE("NhwcConv: the CPU kernel matches the reference", "[cpu][nhwc]") {
         o.optimization_level = 0;
         o.threads = threads;
         Session s(clone_graph(g), o);
-        bool on_kernel = false;
-        for (const auto& [kernel, steps] : s.plan_stats({{"x", xt.shape()}}).kernels)
+        bool on_kernel = false, on_planes = false;
+        for (const auto& [kernel, steps] : s.plan_stats({{"x", xt.shape()}}).kernels) {
           on_kernel = on_kernel || kernel.rfind("cpu-nhwc-conv", 0) == 0;
+          on_planes = on_planes || kernel.find("depthwise-planes-to-nhwc") != std::string::npos;
+        }
         REQUIRE(on_kernel);
+        CHECK(on_planes == (t.planes && isa >= cpu::Isa::avx512));
         const Tensor got = s.run({{"x", xt}}).begin()->second;
         REQUIRE(got.shape() == Shape({2, out, out, t.m}));
         require_close(got, want, 1e-5, 1e-5);
