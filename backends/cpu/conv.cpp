@@ -655,12 +655,15 @@ void ConvKernel::run_depthwise_planes(const Operands& op, float* workspace, int 
   const Dims& d = d_;
   const int64_t planes = d.n * d.m, p = d.p(), taps = d.kh * d.kw;
   const int parts = threads_for(planes * p * taps, threads, 1 << 15);
+  // Units (image, row part, channel) in that order: at batch 1 each part takes its rows of
+  // every plane, as the convs before and after split the positions (depthwise_row_parts).
+  const int64_t row_parts = depthwise_row_parts(d.n, d.oh, parts), units = planes * row_parts;
   parallel_region(parts, [&](int part, int n_parts) {
     float* scratch = workspace + part * slice_floats_;
-    for (int64_t plane = split_begin(planes, n_parts, part),
-                 end = split_begin(planes, n_parts, part + 1);
-         plane < end; ++plane) {
-      const int64_t n = plane / d.m, m = plane % d.m;
+    for (int64_t u = split_begin(units, n_parts, part), end = split_begin(units, n_parts, part + 1);
+         u < end; ++u) {
+      const int64_t n = u / (row_parts * d.m), rp = u / d.m % row_parts, m = u % d.m;
+      const int64_t plane = n * d.m + m;
       DepthwisePlane a;
       a.x = op.x + (n * d.c + m / d.mg) * d.h * d.w;  // one input channel per group
       a.h = d.h;
@@ -673,6 +676,8 @@ void ConvKernel::run_depthwise_planes(const Operands& op, float* workspace, int 
       a.oh = d.oh;
       a.ow = d.ow;
       a.scratch = scratch;
+      a.r0 = depthwise_row_split(d.oh, row_parts, rp);
+      a.r1 = depthwise_row_split(d.oh, row_parts, rp + 1);
       depthwise_plane_(a);
     }
   });

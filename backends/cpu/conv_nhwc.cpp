@@ -140,16 +140,31 @@ void NhwcConvKernel::add_residual(const float* z, float* y, int threads) const {
 }
 
 void NhwcConvKernel::run_depthwise(const float* x, const float* z, float* y, int threads) const {
-  // Work units: one image's channels in blocks of 4 vectors, its rows split where the blocks
-  // alone would leave threads idle.
   const int64_t block = 4 * lanes_, blocks = (c_ + block - 1) / block;
-  const int64_t row_parts =
-      std::clamp<int64_t>((4 * threads + n_ * blocks - 1) / (n_ * blocks), 1, oh_);
   DepthwiseNhwc a{};
   a.weights = weight_.data<float>();
   a.bias = bias_.defined() ? bias_.data<float>() : nullptr;
   a.c = c_, a.h = h_, a.w = w_, a.oh = oh_, a.ow = ow_;
   a.act = &act_;
+  // At batch 1, each thread its rows of every channel: the pixels that the pointwise convs
+  // before and after, splitting their rows the same way (PackedRhs::multiply, where each part
+  // has 96 rows or more), wrote or read on the same core. (With the plane kernels' row split,
+  // MobileNet v2 2 % and EfficientNet-B0 3.5 % faster at 2 threads on a Zen 5.)
+  const int64_t split = n_ == 1 && threads > 1 ? depthwise_row_parts(1, oh_, threads) : 1;
+  if (split > 1) {
+    a.x = x, a.residual = z, a.y = y;
+    a.c0 = 0, a.c1 = c_;
+    return parallel_region(int(split), [&](int part, int parts) {
+      DepthwiseNhwc u = a;
+      u.r0 = depthwise_row_split(oh_, parts, part);
+      u.r1 = depthwise_row_split(oh_, parts, part + 1);
+      depthwise_(u);
+    });
+  }
+  // Otherwise: one image's channels in blocks of 4 vectors, its rows split where the blocks
+  // alone would leave threads idle.
+  const int64_t row_parts =
+      std::clamp<int64_t>((4 * threads + n_ * blocks - 1) / (n_ * blocks), 1, oh_);
   parallel_for(threads, n_ * blocks * row_parts, [&](int64_t unit) {
     const int64_t image = unit / (blocks * row_parts), b = unit / row_parts % blocks;
     const int64_t part = unit % row_parts;

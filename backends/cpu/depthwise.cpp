@@ -55,18 +55,31 @@ size_t depthwise_planes_nhwc_scratch(const DepthwisePlanesNhwc& a) {
   return (planes + 15) / 16 * 16 + depthwise_scratch_floats(a.h, a.w, a.k);
 }
 
+int64_t depthwise_row_parts(int64_t images, int64_t oh, int parts) {
+  return images == 1 ? std::clamp<int64_t>(oh / 4, 1, parts) : 1;
+}
+
+int64_t depthwise_row_split(int64_t oh, int64_t row_parts, int64_t i) {
+  return i == row_parts ? oh : oh * i / row_parts / 2 * 2;
+}
+
 void run_depthwise_planes_nhwc(DepthwisePlaneFn fn, const DepthwisePlanesNhwc& a, int parts,
                                float* workspace, int64_t scratch_floats) {
   const f32::Transpose transpose = level_kernels(active_isa())->transpose->transpose;
-  const int64_t blocks = ceil_div(a.c, a.kBlock), units = a.images * blocks;
-  const int64_t plane = a.oh * a.ow;
+  const int64_t plane = a.oh * a.ow, blocks = ceil_div(a.c, a.kBlock);
+  // Units (image, row part, channel block) in that order: at batch 1 each part takes its rows
+  // of every channel (depthwise_row_parts).
+  const int64_t row_parts = depthwise_row_parts(a.images, a.oh, parts);
+  const int64_t units = a.images * row_parts * blocks;
   parallel_region(int(std::min<int64_t>(units, parts)), [&](int part, int n_parts) {
     float* planes = workspace + part * scratch_floats;
     float* plane_scratch = planes + round_up(a.kBlock * plane, 16);
     for (int64_t u = split_begin(units, n_parts, part); u < split_begin(units, n_parts, part + 1);
          ++u) {
-      const int64_t image = u / blocks, m0 = u % blocks * a.kBlock;
-      const int64_t m1 = std::min(a.c, m0 + a.kBlock);
+      const int64_t image = u / (row_parts * blocks), rp = u / blocks % row_parts;
+      const int64_t m0 = u % blocks * a.kBlock, m1 = std::min(a.c, m0 + a.kBlock);
+      const int64_t r0 = depthwise_row_split(a.oh, row_parts, rp),
+                    r1 = depthwise_row_split(a.oh, row_parts, rp + 1);
       for (int64_t m = m0; m < m1; ++m) {
         const DepthwisePlane p{a.x + (image * a.c + m) * a.h * a.w,
                                a.h,
@@ -78,10 +91,13 @@ void run_depthwise_planes_nhwc(DepthwisePlaneFn fn, const DepthwisePlanesNhwc& a
                                planes + (m - m0) * plane,
                                a.oh,
                                a.ow,
-                               plane_scratch};
+                               plane_scratch,
+                               r0,
+                               r1};
         fn(p);
       }
-      transpose(planes, m1 - m0, plane, plane, a.y + image * plane * a.c + m0, a.c, nullptr);
+      transpose(planes + r0 * a.ow, m1 - m0, (r1 - r0) * a.ow, plane,
+                a.y + (image * plane + r0 * a.ow) * a.c + m0, a.c, nullptr);
     }
   });
 }

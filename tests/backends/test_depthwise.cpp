@@ -187,7 +187,13 @@ Tensor run_planes(const DwCase& c, const Inputs& in) {
     a.oh = oh;
     a.ow = ow;
     a.scratch = scratch.p;
-    fn(a);
+    // In three ranges of rows (as threads split a plane), the first of an odd count.
+    const int64_t splits[] = {0, std::min<int64_t>(oh, 3), std::min<int64_t>(oh, 3 + oh / 2), oh};
+    for (int i = 0; i < 3; ++i) {
+      a.r0 = splits[i];
+      a.r1 = splits[i + 1];
+      fn(a);
+    }
   }
   return y;
 }

@@ -193,6 +193,7 @@ TEST_CASE("NhwcConv: the CPU kernel matches the reference", "[cpu][nhwc]") {
     std::string act;
     bool nchw_input = false;  // depthwise: X NCHW, Y NHWC
     bool planes = false;      // on AVX-512: by the plane kernel, transposed (14x14 and more)
+    int64_t batch = 2;        // 1: the threads split a plane's rows (depthwise)
   };
   const std::vector<Case> cases{
       {8, 24, 1, 1, 7, true, false, "Clip"},   {24, 8, 1, 1, 7, true, true, ""},
@@ -203,20 +204,23 @@ TEST_CASE("NhwcConv: the CPU kernel matches the reference", "[cpu][nhwc]") {
       {40, 40, 3, 2, 29, true, false, "Clip", true, true},
       {35, 35, 3, 1, 16, false, false, "Silu", true, true},  // a last block of 3 channels
       {24, 24, 3, 1, 14, true, true, "Relu", true},          // (a residual: not the planes)
+      {24, 24, 3, 1, 14, true, false, "Clip", false, false, 1},
+      {20, 20, 5, 2, 29, false, true, "Silu", false, false, 1},
+      {40, 40, 3, 2, 29, true, false, "Clip", true, true, 1},
   };
   const OpSchema& schema = OpRegistry::global().get_op(kMinferDomain, "NhwcConv");
   for_each_isa([&](cpu::Isa isa) {
     for (const Case& t : cases) {
       INFO("C " << t.c << " M " << t.m << " K " << t.k << " stride " << t.stride << " plane "
                 << t.plane << " act '" << t.act << "'" << (t.residual ? " residual" : "")
-                << (t.nchw_input ? " nchw_input" : ""));
+                << (t.nchw_input ? " nchw_input" : "") << " batch " << t.batch);
       std::mt19937 rng(7);
       const bool depthwise = t.k > 1;
       const int64_t out = (t.plane + 2 * (t.k / 2) - t.k) / t.stride + 1;
       Graph g;
       GraphBuilder b(g);
-      const Shape xs = t.nchw_input ? Shape{2, t.c, t.plane, t.plane}
-                                    : Shape{2, t.plane, t.plane, t.c};
+      const Shape xs = t.nchw_input ? Shape{t.batch, t.c, t.plane, t.plane}
+                                    : Shape{t.batch, t.plane, t.plane, t.c};
       Value* x = b.input("x", DType::f32, xs);
       Attributes attrs = t.act == "Clip" ? clip_attrs(-0.5f, 0.5f) : Attributes{};
       if (!t.act.empty() && t.act != "Clip") attrs.set("activation", t.act);
@@ -226,7 +230,7 @@ TEST_CASE("NhwcConv: the CPU kernel matches the reference", "[cpu][nhwc]") {
       if (t.nchw_input) attrs.set("nchw_input", int64_t{1});
       const Tensor w = random_tensor({t.m, depthwise ? 1 : t.c, t.k, t.k}, rng, -0.3f, 0.3f);
       const Tensor bias = random_tensor({t.m}, rng);
-      const Tensor z = random_tensor({2, out, out, t.m}, rng);
+      const Tensor z = random_tensor({t.batch, out, out, t.m}, rng);
       std::vector<Value*> in{x, b.constant("w", w), t.bias ? b.constant("b", bias) : nullptr};
       if (t.residual) in.push_back(b.constant("z", z));
       Node* node = g.add_node("NhwcConv", "conv", in, 1, attrs, kMinferDomain);
@@ -248,7 +252,7 @@ TEST_CASE("NhwcConv: the CPU kernel matches the reference", "[cpu][nhwc]") {
         REQUIRE(on_kernel);
         CHECK(on_planes == (t.planes && isa >= cpu::Isa::avx512));
         const Tensor got = s.run({{"x", xt}}).begin()->second;
-        REQUIRE(got.shape() == Shape({2, out, out, t.m}));
+        REQUIRE(got.shape() == Shape({t.batch, out, out, t.m}));
         require_close(got, want, 1e-5, 1e-5);
       }
     }

@@ -341,15 +341,16 @@ void direct_block(const DepthwisePlane& a, const float* zeros, const VF32* wv, i
     else
       s2_rows_step<Rows, Acc>(in, inside, wv, a.bias, c, last, z, lo, hi, y);
   };
-  int64_t r = 0;
-  for (; r + 2 <= a.oh; r += 2) rows.template operator()<2>(r);
-  if (r < a.oh) rows.template operator()<1>(r);
+  int64_t r = a.r0;
+  for (; r + 2 <= a.r1; r += 2) rows.template operator()<2>(r);
+  if (r < a.r1) rows.template operator()<1>(r);
 }
 
 // The 3x3 plane at stride S (1 or 2) in blocks of up to 4 vectors of columns, the last vector
 // masked; the scratch holds one row of zeros, the padding's rows.
 template <int S>
 void plane_3x3_direct(const DepthwisePlane& a) {
+  if (a.r1 <= a.r0) return;
   float* zeros = a.scratch;
   fill(zeros, a.w, 0.f);
   VF32 wv[9];
@@ -369,7 +370,8 @@ void plane_3x3_direct(const DepthwisePlane& a) {
     else
       direct_block<S, 1>(a, zeros, wv, c, last, lo, hi);
   }
-  if (a.act->enabled && !clamp) apply_activation(*a.act, a.y, a.oh * a.ow);
+  if (a.act->enabled && !clamp)
+    apply_activation(*a.act, a.y + a.r0 * a.ow, (a.r1 - a.r0) * a.ow);
 }
 #endif
 
@@ -381,12 +383,12 @@ void plane(const DepthwisePlane& a) {
 #if MINFER_ISA_WIDE
   if constexpr (kDirect) return plane_3x3_direct<S>(a);
 #endif
+  if (a.r1 <= a.r0) return;
   constexpr int P = K / 2;
   const int64_t padded = a.w + 2 * P, half = (padded + 1) / 2;
   const int64_t row = depthwise_scratch_row(a.w, K, S);
-  // Only the input rows that output rows read: (oh - 1) * S + K of the padded plane.
-  const int64_t rows = (a.oh - 1) * S + K;
-  for (int64_t r = 0; r < rows; ++r) {
+  // Only the padded rows that output rows [r0, r1) read, at their place in the scratch.
+  for (int64_t r = a.r0 * S; r < (a.r1 - 1) * S + K; ++r) {
     float* dst = a.scratch + r * row;
     const int64_t ih = r - P;
     if (ih < 0 || ih >= a.h) {
@@ -429,20 +431,22 @@ void plane(const DepthwisePlane& a) {
   // A clamp in the row's registers; a smooth activation afterwards, over the whole plane.
   const bool clamp = a.act->enabled && a.act->kind == Activation::Kind::Clamp;
   const float lo = clamp ? a.act->lo : -INFINITY, hi = clamp ? a.act->hi : INFINITY;
-  int64_t r = 0;
+  int64_t r = a.r0;
   if constexpr (K == 3 && !kDirect) {  // (5x5: 25 weights do not fit beside the sums)
     int64_t col[K];
     for (int j = 0; j < K; ++j) col[j] = offset[j];
-    for (; r + 2 <= a.oh; r += 2) {
+    for (; r + 2 <= a.r1; r += 2) {
       const float* z = a.residual ? a.residual + r * a.ow : nullptr;
       two_rows_out<K, S>(a.scratch + S * r * row, row, col, w, a.ow, a.bias, z,
                          z ? z + a.ow : nullptr, lo, hi, a.y + r * a.ow, a.y + (r + 1) * a.ow);
     }
   }
-  for (; r < a.oh; ++r)
+  for (; r < a.r1; ++r)
     row_out<K * K>(a.scratch + S * r * row, offset, w, a.ow, a.bias,
                    a.residual ? a.residual + r * a.ow : nullptr, lo, hi, a.y + r * a.ow);
-  if (a.act->enabled && !clamp) apply_activation(*a.act, a.y, a.oh * a.ow);  // rows may be short
+  // (After the rows, which may be short.)
+  if (a.act->enabled && !clamp)
+    apply_activation(*a.act, a.y + a.r0 * a.ow, (a.r1 - a.r0) * a.ow);
 }
 
 }  // namespace
