@@ -657,7 +657,9 @@ void ConvKernel::run_depthwise_planes(const Operands& op, float* workspace, int 
   const int parts = threads_for(planes * p * taps, threads, 1 << 15);
   // Units (image, row part, channel) in that order: at batch 1 each part takes its rows of
   // every plane, as the convs before and after split the positions (depthwise_row_parts).
-  const int64_t row_parts = depthwise_row_parts(d.n, d.oh, parts), units = planes * row_parts;
+  const int64_t row_parts =
+      depthwise_row_parts(d.n, d.c * d.h * d.w * int64_t(sizeof(float)), d.oh, parts);
+  const int64_t units = planes * row_parts;
   parallel_region(parts, [&](int part, int n_parts) {
     float* scratch = workspace + part * slice_floats_;
     for (int64_t u = split_begin(units, n_parts, part), end = split_begin(units, n_parts, part + 1);

@@ -55,11 +55,12 @@ struct DepthwisePlanesNhwc {
   int64_t images, c, k, h, w, oh, ow;
   static constexpr int64_t kBlock = 16;
 };
-// At batch 1 a plane's output rows split over up to `parts` parts (each part's rows of every
-// channel: the rows that the convs before and after, which split a plane's positions, wrote
-// or read on the same core), else 1; depthwise_row_split(oh, row_parts, i) is where part i
-// begins (even rows, for the 3x3 kernels' pairs of rows; i = row_parts: oh).
-int64_t depthwise_row_parts(int64_t images, int64_t oh, int parts);
+// At batch 1, where the input (input_bytes an image) fits in a core's L2, a plane's output rows
+// split over up to `parts` parts (each part's rows of every channel: the rows that the convs
+// before and after, which split a plane's positions, wrote or read on the same core), else 1;
+// depthwise_row_split(oh, row_parts, i) is where part i begins (even rows, for the 3x3
+// kernels' pairs of rows; i = row_parts: oh).
+int64_t depthwise_row_parts(int64_t images, int64_t input_bytes, int64_t oh, int parts);
 int64_t depthwise_row_split(int64_t oh, int64_t row_parts, int64_t i);
 // The scratch floats one part of the work needs.
 size_t depthwise_planes_nhwc_scratch(const DepthwisePlanesNhwc& a);
