@@ -152,9 +152,10 @@ bool depthwise_channels_pays(int64_t k, int64_t oh, int64_t ow) {
   // On AVX-512 the 3x3 plane kernel reads its input rows in place, in blocks of up to 4
   // vectors of columns (depthwise_plane.cpp); against it, one thread, MobileNet v2 /
   // EfficientNet-B0 layers on a Zen 5: 0.5-0.7x at 28x28 (stride 1 and 2), even at 14x14,
-  // 1.4-2x faster at 7x7.
+  // 1.4-2x faster at 7x7. The 5x5 plane kernel (a padded copy, rows 16 floats at a time) lost
+  // everywhere there: 1.2-1.3x slower at 112x112, 1.7x at 56x56, 3-10x at 28x28 and less.
   const f32::DepthwisePlanes* planes = active_planes();
-  if (k == 3 && planes && planes->isa >= Isa::avx512) return oh * ow < 14 * 14;
+  if (planes && planes->isa >= Isa::avx512) return k == 5 || oh * ow < 14 * 14;
   // Else (Zen 3, AVX2): 1.2x (28x28) to 4x (7x7) faster, and 2x to 9x at stride 2 (whose plane
   // kernel splits columns); about even at 56x56, 0.7x at 112x112 where the plane kernel's
   // rows are long enough to vectorize well.
