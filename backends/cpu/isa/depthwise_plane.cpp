@@ -204,6 +204,15 @@ static inline void deinterleave_row(const float* x, int64_t w, int64_t p, int64_
   }
 }
 
+// The direct kernels' sums, each starting at the bias.
+template <int Rows, int Acc>
+__attribute__((always_inline)) inline void start_rows(VF32 (&acc)[Rows][Acc], float bias) {
+#pragma GCC unroll 4
+  for (int v = 0; v < Acc; ++v)
+#pragma GCC unroll 2
+    for (int r = 0; r < Rows; ++r) acc[r][v] = splat_f32(bias);
+}
+
 // The direct kernels' sums of output rows r .. r + Rows - 1 from column c: the residual added,
 // clamped, stored (the last vector's lanes by `last`).
 template <int Rows, int Acc>
@@ -238,10 +247,7 @@ __attribute__((always_inline)) inline void s1_rows_step(const float* const* in,
                                                         MaskF32 last, const float* const* z,
                                                         float lo, float hi, float* const* y) {
   VF32 acc[Rows][Acc];
-#pragma GCC unroll 4
-  for (int v = 0; v < Acc; ++v)
-#pragma GCC unroll 2
-    for (int r = 0; r < Rows; ++r) acc[r][v] = splat_f32(bias);
+  start_rows(acc, bias);
 #pragma GCC unroll 4
   for (int u = 0; u < Rows + 2; ++u) {
 #pragma GCC unroll 3
@@ -280,10 +286,7 @@ __attribute__((always_inline)) inline void s2_rows_step(const float* const* in,
       _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd_lanes = _mm512_add_epi32(even_lanes, _mm512_set1_epi32(1));
   VF32 acc[Rows][Acc];
-#pragma GCC unroll 4
-  for (int v = 0; v < Acc; ++v)
-#pragma GCC unroll 2
-    for (int r = 0; r < Rows; ++r) acc[r][v] = splat_f32(bias);
+  start_rows(acc, bias);
 #pragma GCC unroll 5
   for (int u = 0; u < 2 * Rows + 1; ++u) {
     const float* x = in[u];
