@@ -23,6 +23,7 @@ namespace minfer::cpu {
 namespace {
 
 constexpr int64_t kTileAlign = 24;  // rows of Eigen's fp32 AVX micro-kernel
+constexpr int64_t kSmallPlaneAvx2MinDepth = 512;  // see ConvKernel::prepare
 
 // Output columns [lo, hi) of a row whose input column ow * stride + offset lies in [0, width).
 struct Span {
@@ -185,12 +186,13 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   }
 
   // Small planes with the output channels in the lanes (conv_small_plane.h), in place of
-  // ConvGemm's position tiles. (Where Eigen would take the conv, on AVX2, the direct product
-  // measured even: ResNet-18 and -50 within +-2 % at MINFER_ISA=avx2 on a Zen 4; F(2x2, 3x3)
-  // there took ResNet-18's 7x7 convs from 2.8 to 1.8 ms.)
+  // ConvGemm's position tiles; on AVX2, in place of Eigen's GEMM from a depth of 512 (on a Zen
+  // 5 at MINFER_ISA=avx2 ResNet-50's 7x7 convs of K = 512-2304 ran 5-23 % faster, a 1x1 of
+  // K = 256 at stride 2 6 % slower; a Zen 4 had measured them even). F(2x2, 3x3) everywhere:
+  // at MINFER_ISA=avx2 ResNet-18's 7x7 convs 2.8 -> 1.8 ms.
   if (method_ != Method::Depthwise && two_d && d.group == 1 && weight_.defined() &&
       has_any_isa() &&
-      (ConvGemm::pays(d.k(), d.p(), fp32_micro_kernels().isa) ||
+      (ConvGemm::pays_deep(d.k(), kSmallPlaneAvx2MinDepth, fp32_micro_kernels().isa) ||
        SmallPlaneConv::winograd_pays(shape)) &&
       SmallPlaneConv::pays(shape, fp32_micro_kernels().nr) && small_plane_enabled()) {
     method_ = Method::SmallPlane;

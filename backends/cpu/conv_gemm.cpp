@@ -1,6 +1,7 @@
 #include "backends/cpu/conv_gemm.h"
 
 #include <algorithm>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -49,9 +50,13 @@ bool ConvGemm::packs_deep() {
 }
 
 bool ConvGemm::pays(int64_t k, int64_t cols, Isa isa) {
+  if (k <= kMaxDepth && cols >= kMinColumns) return env_switch("MINFER_CPU_CONV_GEMM", true);
+  return pays_deep(k, std::numeric_limits<int64_t>::max(), isa);
+}
+
+bool ConvGemm::pays_deep(int64_t k, int64_t min_depth, Isa isa) {
   if (!env_switch("MINFER_CPU_CONV_GEMM", true)) return false;
-  if (k <= kMaxDepth && cols >= kMinColumns) return true;
-  return env_switch("MINFER_CPU_CONV_GEMM_ALL", isa >= Isa::avx512);
+  return env_switch("MINFER_CPU_CONV_GEMM_ALL", isa >= Isa::avx512 || k >= min_depth);
 }
 
 void ConvGemm::run(const float* x, int64_t ldx, int64_t cols, const float* bias, const float* z,

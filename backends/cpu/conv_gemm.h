@@ -84,8 +84,10 @@ class ConvGemm {
   // off, MINFER_CPU_CONV_GEMM_ALL=1 (or 0) forces (or forbids) the wide rule (A/B benchmarks).
   static constexpr int64_t kMaxDepth = 192, kMinColumns = 784;
   static bool pays(int64_t k, int64_t cols, Isa isa);
-  // The wide rule alone (products whose width is not a plane's, e.g. Winograd's).
-  static bool pays_wide(Isa isa) { return pays(kMaxDepth + 1, 0, isa); }
+  // The wide rule, or on AVX2 a product of depth k >= min_depth: where Eigen's AVX2 kernel
+  // gets few columns (Winograd's products on 14x14 planes, the convs of 7x7 planes) ConvGemm's
+  // tiles measured faster from a depth that each caller gives.
+  static bool pays_deep(int64_t k, int64_t min_depth, Isa isa);
 
  private:
   // Reading in place, the columns of X go by blocks of block_columns() (a multiple of the tile's

@@ -20,6 +20,7 @@ constexpr int64_t kAlignCols = 24;  // rows of Eigen's fp32 AVX micro-kernel (pa
 // The transformed inputs and products of a block (36 x (C + M) x tiles floats) should stay
 // in the L2 cache between the transform, the GEMMs and the inverse transform.
 constexpr int64_t kBlockBytes = 512 * 1024;
+constexpr int64_t kAvx2DirectMinChannels = 256;  // see prepare()
 
 // The floats between two transformed matrices of `floats` floats: whole cache lines, plus one
 // where that is an even number of them (see WinogradConv::v_point_).
@@ -79,8 +80,11 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
   runs_ = level ? level->winograd : nullptr;
   tiles_w_ = ceil_div(s.ow, kTile);
   tiles_ = ceil_div(s.oh, kTile) * tiles_w_;
-  // ConvGemm's tiles where they pay (AVX-512), else Eigen's packed GEMM.
-  const bool direct = has_any_isa() && ConvGemm::pays_wide(fp32_micro_kernels().isa);
+  // ConvGemm's tiles where they pay, else Eigen's packed GEMM: on AVX-512, and on AVX2 from
+  // 256 input channels (ResNet's 14x14 convs, one block of 16 tiles: 16-20 % faster on a Zen 5
+  // at MINFER_ISA=avx2, 10 % at batch 8; 128 channels on 28x28 ran 8 % slower at batch 1).
+  const bool direct = has_any_isa() && ConvGemm::pays_deep(s.c, kAvx2DirectMinChannels,
+                                                           fp32_micro_kernels().isa);
   // Whole micro-kernel panels, as many as the L2 budget allows. Independent of the batch, so
   // that the plans of every batch size share the packing.
   const int64_t align = direct ? fp32_micro_kernels().nr : kAlignCols;

@@ -296,10 +296,15 @@ TEST_CASE("ConvGemm takes the convs it wins, MINFER_CPU_CONV_GEMM=0 none, _ALL=1
   CHECK_FALSE(cpu::ConvGemm::pays(16, 196, Isa::avx2));     // small planes: likewise
   CHECK(cpu::ConvGemm::pays(256, 12544, Isa::avx512));      // tiles wider than Eigen's AVX2
   CHECK(cpu::ConvGemm::pays(16, 196, Isa::avx512_vnni));
+  // Products whose callers found the tiles faster from a depth (Winograd's, small planes').
+  CHECK(cpu::ConvGemm::pays_deep(256, 256, Isa::avx2));
+  CHECK_FALSE(cpu::ConvGemm::pays_deep(128, 256, Isa::avx2));
+  CHECK(cpu::ConvGemm::pays_deep(128, 256, Isa::avx512));
   {
     const test::ScopedEnv off("MINFER_CPU_CONV_GEMM", "0");
     CHECK_FALSE(cpu::ConvGemm::pays(16, 12544, Isa::avx2));
     CHECK_FALSE(cpu::ConvGemm::pays(256, 12544, Isa::avx512));
+    CHECK_FALSE(cpu::ConvGemm::pays_deep(512, 256, Isa::avx2));
   }
   {
     const test::ScopedEnv all("MINFER_CPU_CONV_GEMM_ALL", "1");
@@ -308,6 +313,7 @@ TEST_CASE("ConvGemm takes the convs it wins, MINFER_CPU_CONV_GEMM=0 none, _ALL=1
   const test::ScopedEnv all("MINFER_CPU_CONV_GEMM_ALL", "0");
   CHECK_FALSE(cpu::ConvGemm::pays(256, 12544, Isa::avx512));
   CHECK(cpu::ConvGemm::pays(16, 12544, Isa::avx512));
+  CHECK_FALSE(cpu::ConvGemm::pays_deep(512, 256, Isa::avx2));
 }
 
 }  // namespace
