@@ -292,7 +292,8 @@ std::vector<DwCase> all_cases() {
   // floats at a time: 28, 40 and 70 columns use different mixes of them before their scalar
   // tails. At stride 2, 131 columns make 66 outputs: a second block of 4 vectors, whose tap 0
   // starts from the first's.)
-  const int64_t planes[][2] = {{1, 1},   {2, 3},   {7, 7},  {14, 14}, {15, 13},
+  // (16x16 and less: the channels-last 5x5 kernel's padded-plane windows of 8 or 4 columns.)
+  const int64_t planes[][2] = {{1, 1},   {2, 3},   {7, 7},  {14, 14}, {15, 13}, {16, 16},
                                {28, 28}, {40, 37}, {6, 70}, {5, 131}};
   std::vector<DwCase> cases;
   int i = 0;
