@@ -72,12 +72,14 @@ struct Layout {
   size_t floats() const { return window + sums + offsets; }
 };
 
-// Output pixels per step. At stride 1, 4 neighbouring 3x3 sums (2 for 5x5, whose weights do
-// not fit the registers) load each window pixel of their rows once, not once per FMA: 1.04-1.12x
-// faster on a Zen 3 (MobileNet v2's and EfficientNet-B0's planes). At stride 2 they share
-// fewer pixels, and that measured 6-7 % slower than one at a time.
+// Output pixels per step. At stride 1, 4 neighbouring sums load each window pixel of their
+// rows once, not once per FMA: 1.04-1.12x faster on a Zen 3 (MobileNet v2's and
+// EfficientNet-B0's 3x3 planes); for 5x5, 4 rather than 2 (its 25 weights do not all fit the
+// registers beside them) ran 5-11 % faster on a Zen 5 (28x28 to 112x112 planes, single layers;
+// at MINFER_ISA=avx2 EfficientNet-B0's 5x5 layers 7-9 %). At stride 2 they share fewer pixels,
+// and that measured 6-7 % slower than one at a time.
 template <int K, int S>
-constexpr int kPixels = S == 1 ? (K == 3 ? 4 : 2) : 1;
+constexpr int kPixels = S == 1 ? 4 : 1;
 
 // Output pixels c .. c + Px - 1 of a row (p: the window at pixel c's first tap; wp: the
 // window's row length in pixels), each summing its taps in the same order as alone.
