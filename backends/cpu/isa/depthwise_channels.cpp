@@ -347,7 +347,8 @@ template <int K, int S>
 constexpr bool kWindowPays = K == 5 && S == 1;
 constexpr int64_t kWindowPlane = 16;
 constexpr int kWindow = W == 16 ? 8 : 4;  // on 32 registers, or 16
-// The padded plane in pixels: its rows, and its columns for whole windows of an output row.
+// The padded plane in pixels (2 of padding on each side for 5x5): its rows, and its columns
+// for whole windows of an output row.
 constexpr int64_t kWindowRows = kWindowPlane + 4;
 constexpr int64_t kWindowCols = (kWindowPlane + kWindow - 1) / kWindow * kWindow + 4;
 
