@@ -35,10 +35,13 @@ bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", cpu_is_amd
 // than it (its K-blocked products keep a block of weights in L1 for all 49 positions; here each
 // output row reads its block from L2, which with 512 channels' padded input outgrew L2): the
 // small planes stay SmallPlaneConv's. A 1x1 at stride 2 (one step per channel) measured no
-// gain, nor did the tiles on 16 registers; a 3x3 stem on 3 channels (K = 27) ran 3-5 % slower
-// than ConvGemm's implicit path: the tile's transposes outweigh its 27 steps.
+// gain (at MINFER_ISA=avx2 1.4-1.7x slower than Eigen's path); a 3x3 stem on 3 channels (K =
+// 27) ran 3-5 % slower than ConvGemm's implicit path: the tile's transposes outweigh its 27
+// steps. At MINFER_ISA=avx2 (6-position tiles on 16 registers; Zen 5, in ResNet-50, 1 thread) the
+// 3x3 stride-2 convs 2.03-2.11 -> 1.87-2.02 ms against im2col and Eigen's GEMM, the stem
+// 1.98 -> 1.92 against ConvGemm's implicit path.
 bool StridedConv::pays(const Shape& s, Isa isa) {
-  return strided_conv_enabled() && isa >= Isa::avx512 && s.sw == 2 && s.dh == 1 && s.dw == 1 &&
+  return strided_conv_enabled() && isa >= Isa::avx2 && s.sw == 2 && s.dh == 1 && s.dw == 1 &&
          s.kh * s.kw > 1 && s.c * s.kh * s.kw >= kMinDepth && s.oh * s.ow > kMaxSmallPlane;
 }
 
@@ -79,6 +82,11 @@ void StridedConv::pad_image(const float* x, float* xp, int threads) const {
   });
 }
 
+int64_t StridedConv::band_rows() const {
+  const int64_t row_bytes = s_.c * s_.sh * pw_ * int64_t(sizeof(float));  // per output row
+  return std::clamp<int64_t>(kBandBytes / row_bytes, 1, s_.oh);
+}
+
 void StridedConv::run(const float* x, const float* b, const float* z, float* y,
                       const Activation& act, float* workspace, int threads) const {
   const Shape& s = s_;
@@ -89,10 +97,14 @@ void StridedConv::run(const float* x, const float* b, const float* z, float* y,
     pad_image(x + n * s.c * s.h * s.w, workspace, threads);
     float* yn = y + n * s.m * p;
     const float* zn = z ? z + n * s.m * p : nullptr;
-    // Units of (block, output row), block-major: a thread's run of units reuses its block's
-    // weights (K x nr floats, from L2) row after row.
-    parallel_for(threads_for(s.m * p * K, threads), blocks * s.oh, [&](int64_t u) {
-      const int64_t j0 = u / s.oh * nr, oy = u % s.oh, at = j0 * p + oy * s.ow;
+    // Units of (band of output rows, block, row): a band's input rows stay in L2 while every
+    // block passes over them, each block's weights (K x nr floats) reused row after row.
+    const int64_t band = band_rows(), per_band = blocks * band;
+    parallel_for(threads_for(s.m * p * K, threads), ceil_div(s.oh, band) * per_band,
+                 [&](int64_t u) {
+      const int64_t in_band = u % per_band, oy = u / per_band * band + in_band % band;
+      if (oy >= s.oh) return;  // the last band's missing rows
+      const int64_t j0 = in_band / band * nr, at = j0 * p + oy * s.ow;
       const int64_t cols = std::min(nr, s.m - j0);
       f32::StridedRow a{workspace + oy * s.sh * pw_,
                               s.c,

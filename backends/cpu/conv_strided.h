@@ -34,8 +34,8 @@ class StridedConv {
 
   // Whether it takes the conv at ISA level `isa`: a column stride of 2, no dilation, a kernel
   // larger than 1x1, a depth of at least kMinDepth, more than kMaxSmallPlane output positions
-  // (smaller planes are SmallPlaneConv's) and a level with 32 registers (see conv_strided.cpp
-  // for the measurements).
+  // (smaller planes are SmallPlaneConv's), on any level (see conv_strided.cpp for the
+  // measurements).
   static constexpr int64_t kMinDepth = 64, kMaxSmallPlane = 64;
   static bool pays(const Shape& s, Isa isa);
 
@@ -48,6 +48,12 @@ class StridedConv {
   Isa isa() const { return kernels_->isa; }
 
  private:
+  // The output rows whose input rows (s.sh new rows of every channel each) fit in kBandBytes:
+  // where the whole input outgrows L2 (ResNet-50's 56x56 -> 28x28 conv of 128 channels, 1.7
+  // MB), each block of channels otherwise streamed all of it from L3 (at MINFER_ISA=avx2, 8
+  // blocks of 16 channels, 2 threads: 0.94 -> 0.90 of Eigen's path's time; even on AVX-512).
+  static constexpr int64_t kBandBytes = int64_t{256} << 10;
+  int64_t band_rows() const;
   // The padded copy of one image: per channel ph_ rows of pw_ floats, plane_ floats apart.
   void pad_image(const float* x, float* xp, int threads) const;
 

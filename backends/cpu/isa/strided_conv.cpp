@@ -1,11 +1,10 @@
-// The strided conv's row kernel (backends/cpu/conv_strided.h) of the 512-bit levels (compiled
-// once per level by cmake/MinferIsa.cmake; the others have none: on 16 registers Eigen's path
-// was faster, ResNet-50's 3x3 stride-2 convs 1.16-1.34x slower at MINFER_ISA=avx2 on a Zen 5).
-// A tile is R <= 8 output positions of the row x 2 vectors of output channels, 16 sums: per
-// step of (channel, ky, kx) it loads the step's weights for the block's channels once and
-// broadcasts each position's input from the padded NCHW copy, where the R positions of a step
-// lie sw floats apart in one row: no im2col. The sums are then moved to NCHW through 8 x 8
-// transposes, with the bias, the residual and the clamp on the way.
+// The strided conv's row kernel (backends/cpu/conv_strided.h), one source for every ISA level
+// (compiled once per level by cmake/MinferIsa.cmake). A tile is R output positions of the row
+// (up to 8 on 32 registers, 6 on 16) x 2 vectors of output channels: per step of (channel, ky,
+// kx) it loads the step's weights for the block's channels once and broadcasts each position's
+// input from the padded NCHW copy, where the R positions of a step lie sw floats apart in one
+// row: no im2col. The sums are then moved to NCHW through 8 x 8 transposes, with the bias, the
+// residual and the clamp on the way.
 #include <cstring>
 #include <utility>
 
@@ -14,23 +13,31 @@
 
 namespace minfer::cpu::MINFER_ISA_NS {
 
-#if MINFER_ISA_WIDE
 namespace {
 
-constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = 8;
+// 16 sums a tile on 32 registers; on 16, 6 positions (12 sums, 2 weight vectors, 1 broadcast).
+constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = MINFER_ISA_WIDE ? 8 : 6;
 
 // Vec8 as __m256 (the same bits).
 static inline __m256 m256(Vec8 v) { return (__m256)v; }
 
 // Channel j's R outputs (lanes 0..R-1 of v) into y, with the residual and the clamp (AVX-512's
-// masked forms on 8 lanes).
+// masked forms on 8 lanes, AVX2's vmaskmovps).
 template <int R>
 static inline void store_row(Vec8 v, const float* z, float* y, bool clamp, __m256 lo, __m256 hi) {
+#if MINFER_ISA_WIDE
   constexpr __mmask8 kLanesR = static_cast<__mmask8>((1u << R) - 1);
   __m256 o = m256(v);
   if (z) o = _mm256_add_ps(o, _mm256_maskz_loadu_ps(kLanesR, z));
   if (clamp) o = _mm256_min_ps(hi, _mm256_max_ps(lo, o));  // vmaxps returns a NaN operand o
   _mm256_mask_storeu_ps(y, kLanesR, o);
+#else
+  const MaskF32 lanes = first_lanes_f32(R);
+  __m256 o = m256(v);
+  if (z) o = _mm256_add_ps(o, _mm256_maskload_ps(z, lanes));
+  if (clamp) o = _mm256_min_ps(hi, _mm256_max_ps(lo, o));  // vmaxps returns a NaN operand o
+  _mm256_maskstore_ps(y, lanes, o);
+#endif
 }
 
 // Positions [q0, q0 + R) of the row, V vectors of channels; kPrefetch: one of the lines that
@@ -48,6 +55,11 @@ void tile(const f32::StridedRow& a, int64_t q0, const char*& pf, const char* pf_
     for (int ky = 0; ky < a.kh; ++ky) {
       const float* row = x + ky * a.row;
       for (int kx = 0; kx < a.kw; ++kx, ++row, bp += kNr) {
+#if !MINFER_ISA_WIDE
+        // Hides that step kx + 2 broadcasts what step kx did a position on (stride 2): GCC
+        // kept those values in registers across steps, and the 12 sums spilled to the stack.
+        asm("" : "+r"(row));
+#endif
         if (kPrefetch && pf < pf_end) {
           __builtin_prefetch(pf, 0, 2);  // into L2
           pf += 64;
@@ -126,9 +138,5 @@ void row(const f32::StridedRow& a) {
 
 extern const f32::StridedConvKernels kStridedConvKernels;
 const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), kNr, row};
-#else
-extern const f32::StridedConvKernels kStridedConvKernels;
-const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), 0, nullptr};
-#endif
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
