@@ -284,12 +284,21 @@ void tall_rows(int64_t kc, const float* a, int64_t lda, const float* bp, float* 
   VF32 r[R];
 #pragma GCC unroll 16
   for (int i = 0; i < R; ++i) r[i] = zero_f32();
+  // A pointer per 3 rows, the other two at lda and 2 lda from it (one address register each:
+  // with a pointer per row, 16 rows outgrew the general registers and some went to the stack).
+  constexpr int kGroups = (R + 2) / 3;
+  const float* g[kGroups];
+#pragma GCC unroll 6
+  for (int j = 0; j < kGroups; ++j) g[j] = a + 3 * j * lda;
 #pragma GCC unroll 2
   for (int64_t k = 0; k < kc; ++k, bp += 16) {
     __builtin_prefetch(bp + kAheadFloats, 0, 3);
     const VF32 b = load_f32(bp);
 #pragma GCC unroll 16
-    for (int i = 0; i < R; ++i) r[i] = fmadd_f32(splat_f32(a[i * lda + k]), b, r[i]);
+    for (int i = 0; i < R; ++i) {
+      const float* row = g[i / 3] + k;
+      r[i] = fmadd_f32(splat_f32(row[(i % 3) * lda]), b, r[i]);
+    }
   }
   const MaskF32 mask = first_lanes_f32(int(cols));
   const VF32 b = bias ? load_f32(bias, mask) : zero_f32();
