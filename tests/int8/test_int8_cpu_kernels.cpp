@@ -516,6 +516,7 @@ TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int
         {8, 5, 17, 2, 2, 0},
         {9, 9, 64, 3, 1, 1},
         {5, 6, 57, 3, 2, 1},  // 32 + 16 + 9 channels: each step of the vector max
+        {4, 3, 121, 3, 1, 1},  // 64 + 32 + 16 + 8 + 1: each block of the global pool's sums
         {6, 6, 1, 5, 3, 2}}) {
     INFO("pool h" << h << " w" << w << " c" << c << " k" << k << " s" << st << " p" << p);
     Tensor xi = random_i8(Shape{2, h, w, c}, rng);

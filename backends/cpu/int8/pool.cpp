@@ -196,11 +196,13 @@ class QGlobalAvgPoolKernel final : public Kernel {
     int32_t* sums = static_cast<int32_t*>(ctx.workspace);
     parallel_for(threads_for(n_ * hw_ * c_, ctx.threads), n_, [&](int64_t n) {
       int32_t* acc = sums + n * c_;
-      std::fill(acc, acc + c_, -st_.x_zero_point * static_cast<int32_t>(hw_));
-      for (int64_t i = 0; i < hw_; ++i) {
-        const int8_t* in = x + (n * hw_ + i) * c_;
-        for (int64_t c = 0; c < c_; ++c) acc[c] += in[c];
-      }
+      const int8_t* image = x + n * hw_ * c_;
+      int64_t c0 = 0;
+      for (; c0 + 64 <= c_; c0 += 64) sum_block<64>(image, c0, acc);
+      if (c0 + 32 <= c_) sum_block<32>(image, c0, acc), c0 += 32;
+      if (c0 + 16 <= c_) sum_block<16>(image, c0, acc), c0 += 16;
+      if (c0 + 8 <= c_) sum_block<8>(image, c0, acc), c0 += 8;
+      for (; c0 < c_; ++c0) sum_block<1>(image, c0, acc);
       for (int64_t c = 0; c < c_; ++c)
         y[n * c_ + c] =
             int8::requantize_clamp(acc[c], mult_, st_.y_zero_point, int8::kQMin, int8::kQMax);
@@ -208,6 +210,21 @@ class QGlobalAvgPoolKernel final : public Kernel {
   }
 
  private:
+  // Channels [c0, c0 + B) of an image summed over its pixels, minus the zero point's share,
+  // into acc: B sums held in registers across the pixels (one pass over the input per block,
+  // 64 channels at a time, then 32, 16, 8 and single ones), where summing every pixel into acc
+  // in memory read and wrote each sum per pixel.
+  template <int64_t B>
+  void sum_block(const int8_t* image, int64_t c0, int32_t* acc) const {
+    int32_t s[B];
+    for (int64_t j = 0; j < B; ++j) s[j] = -st_.x_zero_point * static_cast<int32_t>(hw_);
+    for (int64_t i = 0; i < hw_; ++i) {
+      const int8_t* in = image + i * c_ + c0;
+      for (int64_t j = 0; j < B; ++j) s[j] += in[j];
+    }
+    std::copy_n(s, B, acc + c0);
+  }
+
   int64_t n_ = 0, hw_ = 0, c_ = 0;
   int8::PoolStage st_;
   int8::Multiplier mult_;
