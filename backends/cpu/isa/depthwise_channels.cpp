@@ -78,7 +78,7 @@ struct Layout {
 // registers beside them) ran 5-11 % faster on a Zen 5 (28x28 to 112x112 planes, single layers;
 // at MINFER_ISA=avx2 EfficientNet-B0's 5x5 layers 7-9 %). At stride 2 they share fewer pixels,
 // and that measured 6-7 % slower than one at a time.
-template <int K, int S>
+template <int S>
 constexpr int kPixels = S == 1 ? 4 : 1;
 
 // Output pixels c .. c + Px - 1 of a row (p: the window at pixel c's first tap; wp: the
@@ -164,8 +164,8 @@ void channels(const DepthwiseChannels& a) {
       const float* row = in + r * S * wp * W;
       float* o = out + r * a.ow * W;
       int64_t c = 0;
-      for (; c + kPixels<K, S> <= a.ow; c += kPixels<K, S>)
-        pixels_out<K, S, kPixels<K, S>>(row + c * S * W, wp, w, bias, o + c * W);
+      for (; c + kPixels<S> <= a.ow; c += kPixels<S>)
+        pixels_out<K, S, kPixels<S>>(row + c * S * W, wp, w, bias, o + c * W);
       for (; c < a.ow; ++c) pixels_out<K, S, 1>(row + c * S * W, wp, w, bias, o + c * W);
     }
     if (a.nhwc_out) {  // the pixels as they are, the residual too
@@ -319,7 +319,7 @@ __attribute__((always_inline)) inline void nhwc_border(const NhwcRow& g, const V
 // Output columns [qa, qb) of a row; [in0, in1): the columns with every tap inside the row.
 template <int K, int S, bool Tail, bool Full>
 void nhwc_cols(const NhwcRow& row, int64_t qa, int64_t qb, int64_t in0, int64_t in1) {
-  constexpr int Px = kPixels<K, S>;
+  constexpr int Px = kPixels<S>;
   // Local copies, which no store to y can alias: the weights and scalars stay in registers.
   const NhwcRow g = row;
   VecW wt[K * K];
@@ -388,6 +388,25 @@ void window_cols(const NhwcRow& g, int64_t qa, int64_t qb) {
     window_sums<K, S>(g.x + (q * S - K / 2) * W, g.xr, g.wt, g.bias, out);
     const int64_t n = min64(kWindow, qb - q);
     for (int x = 0; x < n; ++x) nhwc_finish<Tail>(g, out[x], q + x);
+  }
+}
+
+// The window path's padded plane of the group at channel m0 (its channels' lanes by mask), rows
+// [pr0, pr1): padded row pr is input row pr - K / 2, column pc input column pc - K / 2, zero
+// outside the input and past its channels.
+template <int K>
+void pad_group_plane(const DepthwiseNhwc& a, int64_t m0, MaskF32 mask, int64_t pr0,
+                     int64_t pr1, float* padded) {
+  constexpr int P = K / 2;
+  constexpr int64_t row = kWindowCols * W;
+  for (int64_t pr = pr0; pr < pr1; ++pr) {
+    float* dst = padded + pr * row;
+    const int64_t ih = pr - P;
+    fill(dst, row, 0.f);
+    if (ih < 0 || ih >= a.h) continue;
+    const float* src = a.x + ih * a.w * a.c + m0;
+    for (int64_t iw = 0; iw < a.w; ++iw)
+      store_lanes<false>(dst + (iw + P) * W, load_lanes<true>(src + iw * a.c, mask), mask);
   }
 }
 
@@ -480,20 +499,7 @@ void nhwc(const DepthwiseNhwc& a) {
     std::memcpy(&g.bias, b, sizeof g.bias);
     g.wt = w;
     g.mask = first_lanes_f32(lanes);
-    if (window) {
-      // Padded row pr is input row pr - P; column pc input column pc - P (zero outside).
-      for (int64_t pr = pad_r0; pr < pad_r1; ++pr) {
-        float* dst = padded + pr * g.xr;
-        const int64_t ih = pr - P;
-        fill(dst, g.xr, 0.f);
-        if (ih < 0 || ih >= a.h) continue;
-        const float* src = a.x + ih * a.w * a.c + m0;
-        for (int64_t iw = 0; iw < a.w; ++iw) {
-          const VecW v = load_lanes<true>(src + iw * a.c, g.mask);  // (zero past the channels)
-          store_lanes<false>(dst + (iw + P) * W, v, g.mask);
-        }
-      }
-    }
+    if (window) pad_group_plane<K>(a, m0, g.mask, pad_r0, pad_r1, padded);
     const float* plane = window ? padded : nullptr;
     if (lanes == W)
       nhwc_rows<K, S, false>(a, g, m0, in0, in1, smooth, buf, plane);
