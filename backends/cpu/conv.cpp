@@ -213,8 +213,11 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   // Where the output outweighs the arithmetic (small depths, large planes): ConvGemm on the
   // input itself (1x1) or on a row-major im2col tile (conv_gemm.h).
   // (Where the tiles are wider than Eigen's AVX2, every conv; the deep ones pack X.)
+  const bool one_by_one = d.kh == 1 && d.kw == 1 && d.group == 1;
+  const Isa tiles_isa = fp32_micro_kernels().isa;
   if (method_ != Method::Depthwise && weight_.defined() && has_any_isa() &&
-      ConvGemm::pays(k, p, fp32_micro_kernels().isa)) {
+      (one_by_one ? ConvGemm::pays_1x1(k, p, d.sh * d.sw > 1, tiles_isa)
+                  : ConvGemm::pays(k, p, tiles_isa))) {
     const int64_t groups = d.group, mg = d.mg;
     const float* w = weight_.data<float>();
     const f32::MicroKernels& tiles = fp32_micro_kernels();

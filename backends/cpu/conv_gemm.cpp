@@ -54,6 +54,13 @@ bool ConvGemm::pays(int64_t k, int64_t cols, Isa isa) {
   return pays_deep(k, std::numeric_limits<int64_t>::max(), isa);
 }
 
+bool ConvGemm::pays_1x1(int64_t k, int64_t cols, bool strided, Isa isa) {
+  if (pays(k, cols, isa)) return true;
+  return env_switch("MINFER_CPU_CONV_GEMM", true) &&
+         env_switch("MINFER_CPU_CONV_GEMM_1X1", cpu_is_amd()) &&
+         (strided || k >= kAmd1x1MinDepth);
+}
+
 bool ConvGemm::pays_deep(int64_t k, int64_t min_depth, Isa isa) {
   if (!env_switch("MINFER_CPU_CONV_GEMM", true)) return false;
   return env_switch("MINFER_CPU_CONV_GEMM_ALL", isa >= Isa::avx512 || k >= min_depth);

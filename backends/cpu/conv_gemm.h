@@ -88,6 +88,13 @@ class ConvGemm {
   // gets few columns (Winograd's products on 14x14 planes, the convs of 7x7 planes) ConvGemm's
   // tiles measured faster from a depth that each caller gives.
   static bool pays_deep(int64_t k, int64_t min_depth, Isa isa);
+  // And on AMD's cores, 1x1 convs (group 1) that Eigen's AVX2 GEMM gets with few columns per
+  // depth: strided ones (an im2col copy on either path) and those of depth kAmd1x1MinDepth or
+  // more. At MINFER_ISA=avx2 on a Zen 5, ResNet-50's 56x56 -> 28x28 one of 256 channels 7.6 %
+  // faster, its 14x14 ones of 1024 channels 4.5 %; the Xeon had measured the 1x1 convs of small
+  // planes 5-15 % slower. MINFER_CPU_CONV_GEMM_1X1=1 (or 0) offers (or forbids) it on any CPU.
+  static constexpr int64_t kAmd1x1MinDepth = 1024;
+  static bool pays_1x1(int64_t k, int64_t cols, bool strided, Isa isa);
 
  private:
   // Reading in place, the columns of X go by blocks of block_columns() (a multiple of the tile's

@@ -224,7 +224,11 @@ TEST_CASE("cpu Conv takes ConvGemm where it pays, matching float64", "[cpu][conv
       {"deep 1x1 on 7x7, 260 -> 100, batch 1", {1, 260, 7, 7}, {100, 260, 1, 1}, 1, 0, 1, true},
       {"deep 3x3 stride 2 (K = 576)", {1, 64, 15, 15}, {24, 64, 3, 3}, 2, 1, 1, true},
       {"deep 3x3 on 4x4, channels split", {1, 32, 4, 4}, {64, 32, 3, 3}, 1, 1, 1, true},
+      // The 1x1 convs that ConvGemm takes on AMD's cores at AVX2 (offered on every CPU here).
+      {"1x1 stride 2, 40 -> 24, 15x15", {1, 40, 15, 15}, {24, 40, 1, 1}, 2, 0, 1},
+      {"1x1 of 1024 channels on 5x6", {1, 1024, 5, 6}, {14, 1024, 1, 1}, 1, 0, 1},
   };
+  const test::ScopedEnv deep_1x1("MINFER_CPU_CONV_GEMM_1X1", "1");
   // The strided path would take the stride-2 cases on AVX-512 (test_conv_small_plane.cpp).
   test::ScopedEnv no_strided("MINFER_CPU_STRIDED", "0");
   std::mt19937 rng(7);
@@ -261,7 +265,9 @@ TEST_CASE("cpu Conv takes ConvGemm where it pays, matching float64", "[cpu][conv
         pctx.threads = threads;
         cpu::ConvKernel kernel;
         kernel.prepare(pctx);
-        const bool takes = cpu::ConvGemm::pays(k, ys[2] * ys[3], tiles);
+        const bool takes = c.w[2] * c.w[3] == 1 && c.group == 1
+                               ? cpu::ConvGemm::pays_1x1(k, ys[2] * ys[3], c.stride > 1, tiles)
+                               : cpu::ConvGemm::pays(k, ys[2] * ys[3], tiles);
         REQUIRE(kernel.variant() == (takes ? direct : ""));
         Tensor y(DType::f32, ys);
         std::fill(y.data<float>(), y.data<float>() + y.numel(), kNaN);
@@ -314,6 +320,28 @@ TEST_CASE("ConvGemm takes the convs it wins, MINFER_CPU_CONV_GEMM=0 none, _ALL=1
   CHECK_FALSE(cpu::ConvGemm::pays(256, 12544, Isa::avx512));
   CHECK(cpu::ConvGemm::pays(16, 12544, Isa::avx512));
   CHECK_FALSE(cpu::ConvGemm::pays_deep(512, 256, Isa::avx2));
+}
+
+TEST_CASE("On AMD's cores ConvGemm also takes strided and deep 1x1 convs at AVX2",
+          "[cpu][conv-gemm]") {
+  using cpu::Isa;
+  const test::ScopedEnv no_all("MINFER_CPU_CONV_GEMM_ALL", ""), no_off("MINFER_CPU_CONV_GEMM", "");
+  {
+    const test::ScopedEnv amd("MINFER_CPU_CONV_GEMM_1X1", "");
+    CHECK(cpu::ConvGemm::pays_1x1(1024, 196, false, Isa::avx2) == cpu::cpu_is_amd());
+  }
+  const test::ScopedEnv on("MINFER_CPU_CONV_GEMM_1X1", "1");
+  CHECK(cpu::ConvGemm::pays_1x1(256, 784, true, Isa::avx2));  // ResNet-50's 56x56 -> 28x28
+  CHECK(cpu::ConvGemm::pays_1x1(1024, 196, false, Isa::avx2));
+  CHECK_FALSE(cpu::ConvGemm::pays_1x1(256, 196, false, Isa::avx2));  // Eigen's still
+  CHECK(cpu::ConvGemm::pays_1x1(16, 12544, false, Isa::avx2));      // as pays()
+  {
+    const test::ScopedEnv off("MINFER_CPU_CONV_GEMM", "0");
+    CHECK_FALSE(cpu::ConvGemm::pays_1x1(1024, 196, true, Isa::avx2));
+  }
+  const test::ScopedEnv forbid("MINFER_CPU_CONV_GEMM_1X1", "0");
+  CHECK_FALSE(cpu::ConvGemm::pays_1x1(1024, 196, true, Isa::avx2));
+  CHECK(cpu::ConvGemm::pays_1x1(1024, 196, true, Isa::avx512));
 }
 
 }  // namespace
