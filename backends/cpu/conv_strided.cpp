@@ -68,6 +68,7 @@ int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* w
   // The windows of every output: (oh - 1) * sh + kh rows of (ow - 1) * sw + kw columns. Planes
   // a multiple of 4 KB apart would put a step's broadcasts of successive channels on the same
   // L1 sets.
+  span_ = span_rows(s.ow, *kernels_);
   ph_ = (s.oh - 1) * s.sh + s.kh;
   pw_ = (s.ow - 1) * s.sw + s.kw;
   plane_ = round_up(ph_ * pw_, 16);
@@ -80,6 +81,18 @@ void StridedConv::pad_image(const float* x, float* xp, int threads) const {
   parallel_for(threads_for(s.c * plane_, threads), s.c, [&](int64_t c) {
     copy_padded_rows(x + c * s.h * s.w, s.h, s.w, -s.pad_t, ph_, s.pad_l, xp + c * plane_, pw_);
   });
+}
+
+int64_t StridedConv::span_rows(int64_t width, const f32::StridedConvKernels& kernels) {
+  if (!kernels.spans_rows || width < kernels.max_tile) return 1;
+  int64_t best = 1;
+  double best_fill = 0;
+  for (int64_t rows = 1; rows <= kMaxSpan; ++rows) {
+    const int64_t positions = rows * width, tiles = ceil_div(positions, kernels.max_tile);
+    const double fill = double(positions) / double(tiles * kernels.max_tile);
+    if (fill > best_fill + 1e-9) best = rows, best_fill = fill;
+  }
+  return best;
 }
 
 int64_t StridedConv::band_rows() const {
@@ -97,43 +110,49 @@ void StridedConv::run(const float* x, const float* b, const float* z, float* y,
     pad_image(x + n * s.c * s.h * s.w, workspace, threads);
     float* yn = y + n * s.m * p;
     const float* zn = z ? z + n * s.m * p : nullptr;
-    // Units of (band of output rows, block, row): a band's input rows stay in L2 while every
-    // block passes over them, each block's weights (K x nr floats) reused row after row.
-    const int64_t band = band_rows(), per_band = blocks * band;
+    // Units of (band of output rows, block, span of rows): a band's input rows stay in L2
+    // while every block passes over them, each block's weights (K x nr floats) reused span after
+    // span.
+    const int64_t band = std::min(s.oh, round_up(band_rows(), span_));
+    const int64_t spans = ceil_div(band, span_), per_band = blocks * spans;
     parallel_for(threads_for(s.m * p * K, threads), ceil_div(s.oh, band) * per_band,
                  [&](int64_t u) {
-      const int64_t in_band = u % per_band, oy = u / per_band * band + in_band % band;
-      if (oy >= s.oh) return;  // the last band's missing rows
-      const int64_t j0 = in_band / band * nr, at = j0 * p + oy * s.ow;
+      const int64_t in_band = u % per_band;
+      const int64_t oy = u / per_band * band + in_band % spans * span_;
+      const int64_t rows = std::min({span_, s.oh - oy, band - in_band % spans * span_});
+      if (rows <= 0) return;  // the last band's missing rows
+      const int64_t j0 = in_band / spans * nr, at = j0 * p + oy * s.ow;
       const int64_t cols = std::min(nr, s.m - j0);
-      f32::StridedRow a{workspace + oy * s.sh * pw_,
-                              s.c,
-                              plane_,
-                              pw_,
-                              int(s.kh),
-                              int(s.kw),
-                              int(s.sw),
-                              w_.get() + j0 * K,
-                              cols,
-                              b ? b + j0 : nullptr,
-                              zn ? zn + at : nullptr,
-                              yn + at,
-                              p,
-                              s.ow,
-                              clamp,
-                              act.lo,
-                              act.hi};
-      // Weights that come from memory (more than stay cached between runs): each row of a
+      f32::StridedRows a{workspace + oy * s.sh * pw_,
+                         s.c,
+                         plane_,
+                         pw_,
+                         int(s.kh),
+                         int(s.kw),
+                         int(s.sw),
+                         w_.get() + j0 * K,
+                         cols,
+                         b ? b + j0 : nullptr,
+                         zn ? zn + at : nullptr,
+                         yn + at,
+                         p,
+                         rows * s.ow,
+                         s.ow,
+                         s.sh * pw_,
+                         clamp,
+                         act.lo,
+                         act.hi};
+      // Weights that come from memory (more than stay cached between runs): each span of a
       // block asks for its share of the next block's ahead of use, so that the block's first
-      // row does not wait on memory.
+      // span does not wait on memory.
       if (prefetch_ && j0 + nr < s.m) {
         const int64_t lines = K * nr / 16;  // of a block
         a.prefetch = w_.get() + (j0 + nr) * K + oy * lines / s.oh * 16;
-        a.prefetch_lines = (oy + 1) * lines / s.oh - oy * lines / s.oh;
+        a.prefetch_lines = (oy + rows) * lines / s.oh - oy * lines / s.oh;
       }
-      kernels_->row(a);
+      kernels_->rows(a);
       if (smooth)
-        for (int64_t j = 0; j < cols; ++j) act.apply(yn + at + j * p, s.ow);
+        for (int64_t j = 0; j < cols; ++j) act.apply(yn + at + j * p, rows * s.ow);
     });
   }
 }

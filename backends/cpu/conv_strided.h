@@ -4,9 +4,10 @@
 //   Y^T [p, M] = im2col(X)^T [p, K] * W^T [K, M]        (p = output positions of an image)
 //
 // without the im2col: the input is copied once into zero-padded NCHW planes, and a tile of up
-// to 8 positions of an output row (sw floats apart in a row of that copy) broadcasts each
-// position's input per step of (channel, ky, kx) against the step's weights of 2 vectors of
-// output channels (backends/cpu/isa/strided_conv.cpp). The weights are packed once into blocks
+// to 8 positions of an output row (sw floats apart in a row of that copy; on 16 registers, up
+// to 6, which may end one row and start the next) broadcasts each position's input per step of
+// (channel, ky, kx) against the step's weights of 2 vectors of output channels
+// (backends/cpu/isa/strided_conv.cpp). The weights are packed once into blocks
 // of those channels, k-major; the tile's sums go to NCHW through 8 x 8 transposes with the
 // bias, the residual and the clamp. ConvGemm (output positions in the lanes) wrote and re-read
 // a [K, p] im2col matrix for these convs (1152 x 784 floats for ResNet-50's 28x28 one) and
@@ -54,12 +55,20 @@ class StridedConv {
   // blocks of 16 channels, 2 threads: 0.94 -> 0.90 of Eigen's path's time; even on AVX-512).
   static constexpr int64_t kBandBytes = int64_t{256} << 10;
   int64_t band_rows() const;
+  // The output rows whose positions are cut into tiles together, where the tiles may span rows
+  // (kernels.spans_rows): the fewest, up to kMaxSpan, that fill the tiles best. At
+  // MINFER_ISA=avx2 (tiles of 6) rows of 14 went as 5, 5, 4: 3 rows of them make 7 tiles of 6
+  // (ResNet-50's 3x3 conv of 256 channels, 28x28 -> 14x14, alone at 1 thread of a Zen 5: 2.00
+  // -> 1.89 ms; its 28x28 output, rows of 6, 6, 6, 5, 5, 0.98 of the time in the model).
+  static constexpr int64_t kMaxSpan = 3;
+  static int64_t span_rows(int64_t width, const f32::StridedConvKernels& kernels);
   // The padded copy of one image: per channel ph_ rows of pw_ floats, plane_ floats apart.
   void pad_image(const float* x, float* xp, int threads) const;
 
   Shape s_{};
   const f32::StridedConvKernels* kernels_ = nullptr;
   int64_t ph_ = 0, pw_ = 0, plane_ = 0;
+  int64_t span_ = 1;  // span_rows()
   // Blocks of kernels_->nr output channels, each K steps of nr floats (zeros past M), 64-byte
   // aligned (sharing the ownership of the session's packing).
   std::shared_ptr<const float> w_;

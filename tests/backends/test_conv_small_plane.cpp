@@ -191,6 +191,10 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM", "[cpu]") {
        false, 2},
       {"64 KB of input rows an output row: 10 rows in bands of 4 (the last of 2), residual",
        {1, 256, 19, 30}, {40, 256, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, true, 1},
+      // On 16 registers, tiles of 6 across rows: spans of 3 rows of 14, in bands of 6 rows
+      // (from 4) and 2.
+      {"rows of 14 in spans of 3, 14 rows in bands of 6, residual, Clip", {1, 282, 28, 28},
+       {24, 282, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, true, 2},
   };
   std::mt19937 rng(7);
   test::ScopedEnv on("MINFER_CPU_STRIDED", "1");  // (by default on AMD's CPUs only)

@@ -195,14 +195,17 @@ struct MicroKernels {
   RhsTall rhs_tall;  // null on 16-register levels (AVX2)
 };
 
-// One output row of a strided conv (backends/cpu/conv_strided.h) for a block of `cols` <= nr
-// output channels, the channels in the lanes: for j < cols and q < positions,
+// Successive output rows of a strided conv (backends/cpu/conv_strided.h) for a block of
+// `cols` <= nr output channels, the channels in the lanes: for j < cols and q < positions
+// (output position q = (r, u): row r = q / width, column u = q % width),
 //   y[j * y_channel + q] = act(bias[j] + sum over (c, ky, kx) of b[(c * kh + ky) * kw + kx][j]
-//                              * x[c * plane + ky * row + q * sw + kx] + z[j * y_channel + q])
+//                              * x[r * next_row + c * plane + ky * row + u * sw + kx]
+//                              + z[j * y_channel + q])
 // where x is a zero-padded copy of the input (no bounds to check) and b holds nr floats per
 // step, zeros past cols. act: the clamp {lo, hi} when `clamp` (a NaN stays NaN), else none.
-struct StridedRow {
-  const float* x;                // the row's first window corner in channel 0
+// The output rows are contiguous: y and z hold the positions in order.
+struct StridedRows {
+  const float* x;                // the first row's first window corner in channel 0
   int64_t channels, plane, row;  // input channels; floats between their planes, and rows
   int kh, kw, sw;                // sw: 1 or 2
   const float* b;
@@ -211,6 +214,7 @@ struct StridedRow {
   const float* z;     // the residual, laid out as y, or null
   float* y;
   int64_t y_channel, positions;
+  int64_t width, next_row;  // output positions per row; floats between the rows' corners
   bool clamp;
   float lo, hi;
   // Cache lines to ask into L2 as the tiles go, one per step (the next block's weights, coming
@@ -221,7 +225,11 @@ struct StridedRow {
 struct StridedConvKernels {
   Isa isa;
   int nr;  // output channels per block: 2 vectors
-  void (*row)(const StridedRow&);  // null on the 256-bit levels
+  // Output positions per tile, at most; where spans_rows, a tile may take the end of one output
+  // row and the start of the next (sw == 2 and width >= max_tile), else rows are tiled alone.
+  int max_tile;
+  bool spans_rows;
+  void (*rows)(const StridedRows&);
 };
 
 // The depthwise plane kernels of one ISA level (backends/cpu/isa/depthwise_plane.cpp), by

@@ -1,10 +1,11 @@
-// The strided conv's row kernel (backends/cpu/conv_strided.h), one source for every ISA level
-// (compiled once per level by cmake/MinferIsa.cmake). A tile is R output positions of the row
-// (up to 8 on 32 registers, 6 on 16) x 2 vectors of output channels: per step of (channel, ky,
-// kx) it loads the step's weights for the block's channels once and broadcasts each position's
-// input from the padded NCHW copy, where the R positions of a step lie sw floats apart in one
-// row: no im2col. The sums are then moved to NCHW through 8 x 8 transposes, with the bias, the
-// residual and the clamp on the way.
+// The strided conv's rows kernel (backends/cpu/conv_strided.h), one source for every ISA level
+// (compiled once per level by cmake/MinferIsa.cmake). A tile is R output positions (up to 8 on
+// 32 registers, 6 on 16) x 2 vectors of output channels: per step of (channel, ky, kx) it loads
+// the step's weights for the block's channels once and broadcasts each position's input from
+// the padded NCHW copy, where the R positions of a step lie sw floats apart in one row (on 16
+// registers, the tile's last positions may lie at the start of the next output row's: a second
+// run, a fixed distance on): no im2col. The sums are then moved to NCHW through 8 x 8
+// transposes, with the bias, the residual and the clamp on the way.
 #include <cstring>
 #include <utility>
 
@@ -40,16 +41,37 @@ static inline void store_row(Vec8 v, const float* z, float* y, bool clamp, __m25
 #endif
 }
 
-// Positions [q0, q0 + R) of the row, V vectors of channels; kPrefetch: one of the lines that
-// pf to pf_end hold asked for per step (its own instance: the check costs on short products).
-template <int R, int V, int SW, bool kPrefetch>
-void tile(const f32::StridedRow& a, int64_t q0, const char*& pf, const char* pf_end) {
+// The tile's R x kNr sums (+ bias) in t, to y channel by channel through 8 x 8 transposes,
+// positions [q0, q0 + R). Rows of t past R are zeros, transposed but not stored.
+template <int R>
+void store_tile(const f32::StridedRows& a, int64_t q0, float (*t)[kNr]) {
+  const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
+  for (int64_t j0 = 0; j0 < a.cols; j0 += 8) {
+    Vec8 col[8];
+#pragma GCC unroll 8
+    for (int r = 0; r < 8; ++r) std::memcpy(&col[r], t[r] + j0, sizeof col[r]);
+    transpose8(col);
+    const int64_t n = min64(8, a.cols - j0);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t at = (j0 + j) * a.y_channel + q0;
+      store_row<R>(col[j], a.z ? a.z + at : nullptr, a.y + at, a.clamp, lo, hi);
+    }
+  }
+}
+
+// Positions [q0, q0 + R), V vectors of channels, the first S of them in the output row whose
+// window corner for position 0 is x and the others (S < R) at the start of the next row:
+// position r >= S reads delta floats further on than it would in x's row. kPrefetch: one of
+// the lines that pf to pf_end hold asked for per step (its own instance: the check costs on
+// short products).
+template <int R, int S, int V, int SW, bool kPrefetch>
+void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, const char*& pf,
+          const char* pf_end) {
   VF32 acc[R][V];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[r][v] = zero_f32();
-  const float* x = a.x + q0 * SW;
   const float* bp = a.b;
   for (int64_t c = 0; c < a.channels; ++c, x += a.plane)
     for (int ky = 0; ky < a.kh; ++ky) {
@@ -69,14 +91,12 @@ void tile(const f32::StridedRow& a, int64_t q0, const char*& pf, const char* pf_
         for (int v = 0; v < V; ++v) b[v] = load_f32(bp + v * kLanes);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-          const VF32 in = splat_f32(row[SW * r]);
+          const VF32 in = splat_f32(r < S ? row[SW * r] : row[delta + SW * r]);
 #pragma GCC unroll 2
           for (int v = 0; v < V; ++v) acc[r][v] = fmadd_f32(in, b[v], acc[r][v]);
         }
       }
     }
-  // The sums (+ bias) by position, then channel by channel through 8 x 8 transposes. Rows past
-  // R are zeros, transposed but not stored.
   alignas(64) float t[8][kNr];
   const MaskF32 first = first_lanes_f32(int(a.cols));
   const MaskF32 second = first_lanes_f32(int(a.cols) - kLanes);
@@ -87,26 +107,16 @@ void tile(const f32::StridedRow& a, int64_t q0, const char*& pf, const char* pf_
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v)
       store_f32(t[r] + v * kLanes, r < R ? add_f32(acc[r][v], v ? b1 : b0) : zero_f32());
-  const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
-  for (int64_t j0 = 0; j0 < a.cols; j0 += 8) {
-    Vec8 col[8];
-#pragma GCC unroll 8
-    for (int r = 0; r < 8; ++r) std::memcpy(&col[r], t[r] + j0, sizeof col[r]);
-    transpose8(col);
-    const int64_t n = min64(8, a.cols - j0);
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t at = (j0 + j) * a.y_channel + q0;
-      store_row<R>(col[j], a.z ? a.z + at : nullptr, a.y + at, a.clamp, lo, hi);
-    }
-  }
+  store_tile<R>(a, q0, t);
 }
 
-using Tile = void (*)(const f32::StridedRow&, int64_t, const char*&, const char*);
+using Tile = void (*)(const f32::StridedRows&, int64_t, const float*, int64_t, const char*&,
+                      const char*);
 
-// tile<rows, V, SW, kPrefetch> for a run-time rows in [1, kMaxRows].
+// tile<rows, rows, V, SW, kPrefetch> for a run-time rows in [1, kMaxRows].
 template <int V, int SW, bool kPrefetch, int... Rs>
 Tile tile_for(int rows, std::integer_sequence<int, Rs...>) {
-  static constexpr Tile kTiles[] = {tile<Rs + 1, V, SW, kPrefetch>...};
+  static constexpr Tile kTiles[] = {tile<Rs + 1, Rs + 1, V, SW, kPrefetch>...};
   return kTiles[rows - 1];
 }
 
@@ -116,27 +126,58 @@ Tile tile_for(int rows, bool prefetch) {
   return prefetch ? tile_for<V, SW, true>(rows, seq) : tile_for<V, SW, false>(rows, seq);
 }
 
-// The row in near-equal tiles of at most kMaxRows positions (28 as 4 x 7, not 3 x 8 + 4: a tile
-// of few positions spends the step's weight loads on few products).
-void row(const f32::StridedRow& a) {
-  const int64_t tiles = (a.positions + kMaxRows - 1) / kMaxRows;
+// The tiles that span two rows (16 registers only; stride 2): R in [2, kMaxRows], S in [1, R).
+constexpr bool kSpansRows = !MINFER_ISA_WIDE;
+constexpr int kSplits = kMaxRows * kMaxRows;  // indexed (R - 1) * kMaxRows + S - 1
+
+template <int V, bool kPrefetch, int... Is>
+Tile split_for(int rows, int first, std::integer_sequence<int, Is...>) {
+  // Entries with S >= R are never taken: they hold the tile that does not split.
+  static constexpr Tile kTiles[] = {
+      tile<Is / kMaxRows + 1, (Is % kMaxRows + 1 < Is / kMaxRows + 1 ? Is % kMaxRows + 1
+                                                                      : Is / kMaxRows + 1),
+           V, 2, kPrefetch>...};
+  return kTiles[(rows - 1) * kMaxRows + first - 1];
+}
+
+template <int V>
+Tile split_for(int rows, int first, bool prefetch) {
+  const auto seq = std::make_integer_sequence<int, kSplits>{};
+  return prefetch ? split_for<V, true>(rows, first, seq) : split_for<V, false>(rows, first, seq);
+}
+
+// The positions in near-equal tiles of at most kMaxRows (28 as 4 x 7, not 3 x 8 + 4: a tile of
+// few positions spends the step's weight loads on few products). Where tiles span rows, they
+// are cut from all the positions together (3 rows of 14 as 7 tiles of 6, not 3 x (5, 5, 4)).
+void rows(const f32::StridedRows& a) {
+  const bool spans = kSpansRows && a.sw == 2 && a.width >= kMaxRows;
+  const int64_t run = spans ? a.positions : a.width;  // positions tiled together
+  const int64_t tiles = (run + kMaxRows - 1) / kMaxRows;
   const int v = a.cols > kLanes ? 2 : 1;
+  const int64_t delta = a.next_row - a.sw * a.width;  // from a row's end to the next's start
   const char* pf = reinterpret_cast<const char*>(a.prefetch);
   const char* pf_end = pf + a.prefetch_lines * 64;
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t q0 = a.positions * t / tiles, q1 = a.positions * (t + 1) / tiles;
-    const int rows = int(q1 - q0);
-    const bool ahead = pf < pf_end;
-    const Tile f = a.sw == 1
-                       ? (v == 1 ? tile_for<1, 1>(rows, ahead) : tile_for<2, 1>(rows, ahead))
-                       : (v == 1 ? tile_for<1, 2>(rows, ahead) : tile_for<2, 2>(rows, ahead));
-    f(a, q0, pf, pf_end);
-  }
+  for (int64_t first = 0; first < a.positions; first += run)
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t q0 = first + run * t / tiles, q1 = first + run * (t + 1) / tiles;
+      const int rows = int(q1 - q0);
+      const int64_t r = q0 / a.width, u = q0 % a.width;
+      const int in_row = int(min64(rows, a.width - u));
+      const float* x = a.x + r * a.next_row + u * a.sw;
+      const bool ahead = pf < pf_end;
+      Tile f = a.sw == 1 ? (v == 1 ? tile_for<1, 1>(rows, ahead) : tile_for<2, 1>(rows, ahead))
+                         : (v == 1 ? tile_for<1, 2>(rows, ahead) : tile_for<2, 2>(rows, ahead));
+      if constexpr (kSpansRows)
+        if (in_row < rows)
+          f = v == 1 ? split_for<1>(rows, in_row, ahead) : split_for<2>(rows, in_row, ahead);
+      f(a, q0, x, delta, pf, pf_end);
+    }
 }
 
 }  // namespace
 
 extern const f32::StridedConvKernels kStridedConvKernels;
-const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), kNr, row};
+const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), kNr, kMaxRows,
+                                                  kSpansRows, rows};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
