@@ -212,7 +212,8 @@ void ConvKernel::prepare(PrepareContext& ctx) {
 
   // Where the output outweighs the arithmetic (small depths, large planes): ConvGemm on the
   // input itself (1x1) or on a row-major im2col tile (conv_gemm.h).
-  // (Where the tiles are wider than Eigen's AVX2, every conv; the deep ones pack X.)
+  // (Where the tiles are wider than Eigen's AVX2, every conv; the deep ones pack X. On AMD's
+  // cores at AVX2 also the strided and the deepest 1x1 convs: ConvGemm::pays_1x1.)
   const bool one_by_one = d.kh == 1 && d.kw == 1 && d.group == 1;
   const Isa tiles_isa = fp32_micro_kernels().isa;
   if (method_ != Method::Depthwise && weight_.defined() && has_any_isa() &&

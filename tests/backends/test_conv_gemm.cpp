@@ -226,6 +226,7 @@ TEST_CASE("cpu Conv takes ConvGemm where it pays, matching float64", "[cpu][conv
       {"deep 3x3 on 4x4, channels split", {1, 32, 4, 4}, {64, 32, 3, 3}, 1, 1, 1, true},
       // The 1x1 convs that ConvGemm takes on AMD's cores at AVX2 (offered on every CPU here).
       {"1x1 stride 2, 40 -> 24, 15x15", {1, 40, 15, 15}, {24, 40, 1, 1}, 2, 0, 1},
+      {"1x1 stride 2 on rows of 32 (the column phases)", {1, 40, 6, 64}, {24, 40, 1, 1}, 2, 0, 1},
       {"1x1 of 1024 channels on 5x6", {1, 1024, 5, 6}, {14, 1024, 1, 1}, 1, 0, 1},
   };
   const test::ScopedEnv deep_1x1("MINFER_CPU_CONV_GEMM_1X1", "1");

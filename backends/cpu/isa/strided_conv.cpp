@@ -177,7 +177,7 @@ void rows(const f32::StridedRows& a) {
 }  // namespace
 
 extern const f32::StridedConvKernels kStridedConvKernels;
-const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), kNr, kMaxRows,
-                                                  kSpansRows, rows};
+const f32::StridedConvKernels kStridedConvKernels{static_cast<Isa>(MINFER_ISA_LEVEL), kNr,
+                                                  kMaxRows, kSpansRows, rows};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
