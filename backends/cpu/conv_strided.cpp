@@ -9,6 +9,7 @@
 #include "backends/cpu/fp32_micro.h"
 #include "backends/cpu/padded_rows.h"
 #include "backends/cpu/parallel.h"
+#include "minfer/error.h"
 
 namespace minfer::cpu {
 
@@ -46,6 +47,7 @@ bool StridedConv::pays(const Shape& s, Isa isa) {
 }
 
 int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {
+  check(s.sw == 2, ErrorCode::Internal, "the strided conv's tiles take a column stride of 2");
   s_ = s;
   kernels_ = level_kernels(fp32_micro_kernels().isa)->strided_conv;
   const int64_t nr = kernels_->nr, K = s.c * s.kh * s.kw, M = s.m;
@@ -129,7 +131,6 @@ void StridedConv::run(const float* x, const float* b, const float* z, float* y,
                          pw_,
                          int(s.kh),
                          int(s.kw),
-                         int(s.sw),
                          w_.get() + j0 * K,
                          cols,
                          b ? b + j0 : nullptr,

@@ -199,7 +199,7 @@ struct MicroKernels {
 // `cols` <= nr output channels, the channels in the lanes: for j < cols and q < positions
 // (output position q = (r, u): row r = q / width, column u = q % width),
 //   y[j * y_channel + q] = act(bias[j] + sum over (c, ky, kx) of b[(c * kh + ky) * kw + kx][j]
-//                              * x[r * next_row + c * plane + ky * row + u * sw + kx]
+//                              * x[r * next_row + c * plane + ky * row + 2 * u + kx]
 //                              + z[j * y_channel + q])
 // where x is a zero-padded copy of the input (no bounds to check) and b holds nr floats per
 // step, zeros past cols. act: the clamp {lo, hi} when `clamp` (a NaN stays NaN), else none.
@@ -207,7 +207,7 @@ struct MicroKernels {
 struct StridedRows {
   const float* x;                // the first row's first window corner in channel 0
   int64_t channels, plane, row;  // input channels; floats between their planes, and rows
-  int kh, kw, sw;                // sw: 1 or 2
+  int kh, kw;                    // (the stride along the rows: 2)
   const float* b;
   int64_t cols;
   const float* bias;  // [cols], or null
@@ -226,7 +226,7 @@ struct StridedConvKernels {
   Isa isa;
   int nr;  // output channels per block: 2 vectors
   // Output positions per tile, at most; where spans_rows, a tile may take the end of one output
-  // row and the start of the next (sw == 2 and width >= max_tile), else rows are tiled alone.
+  // row and the start of the next (where width >= max_tile), else rows are tiled alone.
   int max_tile;
   bool spans_rows;
   void (*rows)(const StridedRows&);

@@ -2,7 +2,7 @@
 // (compiled once per level by cmake/MinferIsa.cmake). A tile is R output positions (up to 8 on
 // 32 registers, 6 on 16) x 2 vectors of output channels: per step of (channel, ky, kx) it loads
 // the step's weights for the block's channels once and broadcasts each position's input from
-// the padded NCHW copy, where the R positions of a step lie sw floats apart in one row (on 16
+// the padded NCHW copy, where the R positions of a step lie 2 floats apart in one row (on 16
 // registers, the tile's last positions may lie at the start of the next output row's: a second
 // run, a fixed distance on): no im2col. The sums are then moved to NCHW through 8 x 8
 // transposes, with the bias, the residual and the clamp on the way.
@@ -18,6 +18,7 @@ namespace {
 
 // 16 sums a tile on 32 registers; on 16, 6 positions (12 sums, 2 weight vectors, 1 broadcast).
 constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = MINFER_ISA_WIDE ? 8 : 6;
+constexpr int kSW = 2;  // the column stride: the path takes stride 2 along the rows only
 
 // Vec8 as __m256 (the same bits).
 static inline __m256 m256(Vec8 v) { return (__m256)v; }
@@ -64,7 +65,7 @@ void store_tile(const f32::StridedRows& a, int64_t q0, float (*t)[kNr]) {
 // position r >= S reads delta floats further on than it would in x's row. kPrefetch: one of
 // the lines that pf to pf_end hold asked for per step (its own instance: the check costs on
 // short products).
-template <int R, int S, int V, int SW, bool kPrefetch>
+template <int R, int S, int V, bool kPrefetch>
 void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, const char*& pf,
           const char* pf_end) {
   VF32 acc[R][V];
@@ -91,7 +92,7 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
         for (int v = 0; v < V; ++v) b[v] = load_f32(bp + v * kLanes);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-          const VF32 in = splat_f32(r < S ? row[SW * r] : row[delta + SW * r]);
+          const VF32 in = splat_f32(r < S ? row[kSW * r] : row[delta + kSW * r]);
 #pragma GCC unroll 2
           for (int v = 0; v < V; ++v) acc[r][v] = fmadd_f32(in, b[v], acc[r][v]);
         }
@@ -113,48 +114,38 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
 using Tile = void (*)(const f32::StridedRows&, int64_t, const float*, int64_t, const char*&,
                       const char*);
 
-// tile<rows, rows, V, SW, kPrefetch> for a run-time rows in [1, kMaxRows].
-template <int V, int SW, bool kPrefetch, int... Rs>
-Tile tile_for(int rows, std::integer_sequence<int, Rs...>) {
-  static constexpr Tile kTiles[] = {tile<Rs + 1, Rs + 1, V, SW, kPrefetch>...};
-  return kTiles[rows - 1];
-}
-
-template <int V, int SW>
-Tile tile_for(int rows, bool prefetch) {
-  const auto seq = std::make_integer_sequence<int, kMaxRows>{};
-  return prefetch ? tile_for<V, SW, true>(rows, seq) : tile_for<V, SW, false>(rows, seq);
-}
-
-// The tiles that span two rows (16 registers only; stride 2): R in [2, kMaxRows], S in [1, R).
+// Tiles may span two rows on 16 registers only (where rows of 14 left lanes of the 6 empty).
 constexpr bool kSpansRows = !MINFER_ISA_WIDE;
-constexpr int kSplits = kMaxRows * kMaxRows;  // indexed (R - 1) * kMaxRows + S - 1
 
+// Entry i of a tile table: R = tile_rows(i) positions, the first tile_first(i) in one row (all
+// R where tiles do not span rows, so that the 512-bit levels make no split tiles).
+constexpr int tile_rows(int i) { return i / kMaxRows + 1; }
+constexpr int tile_first(int i) {
+  return kSpansRows && i % kMaxRows + 1 < tile_rows(i) ? i % kMaxRows + 1 : tile_rows(i);
+}
+
+// tile<rows, first, V, kPrefetch> for run-time 1 <= first <= rows <= kMaxRows.
 template <int V, bool kPrefetch, int... Is>
-Tile split_for(int rows, int first, std::integer_sequence<int, Is...>) {
-  // Entries with S >= R are never taken: they hold the tile that does not split.
-  static constexpr Tile kTiles[] = {
-      tile<Is / kMaxRows + 1, (Is % kMaxRows + 1 < Is / kMaxRows + 1 ? Is % kMaxRows + 1
-                                                                      : Is / kMaxRows + 1),
-           V, 2, kPrefetch>...};
+Tile tile_for(int rows, int first, std::integer_sequence<int, Is...>) {
+  static constexpr Tile kTiles[] = {tile<tile_rows(Is), tile_first(Is), V, kPrefetch>...};
   return kTiles[(rows - 1) * kMaxRows + first - 1];
 }
 
 template <int V>
-Tile split_for(int rows, int first, bool prefetch) {
-  const auto seq = std::make_integer_sequence<int, kSplits>{};
-  return prefetch ? split_for<V, true>(rows, first, seq) : split_for<V, false>(rows, first, seq);
+Tile tile_for(int rows, int first, bool prefetch) {
+  const auto seq = std::make_integer_sequence<int, kMaxRows * kMaxRows>{};
+  return prefetch ? tile_for<V, true>(rows, first, seq) : tile_for<V, false>(rows, first, seq);
 }
 
 // The positions in near-equal tiles of at most kMaxRows (28 as 4 x 7, not 3 x 8 + 4: a tile of
 // few positions spends the step's weight loads on few products). Where tiles span rows, they
 // are cut from all the positions together (3 rows of 14 as 7 tiles of 6, not 3 x (5, 5, 4)).
 void rows(const f32::StridedRows& a) {
-  const bool spans = kSpansRows && a.sw == 2 && a.width >= kMaxRows;
+  const bool spans = kSpansRows && a.width >= kMaxRows;
   const int64_t run = spans ? a.positions : a.width;  // positions tiled together
   const int64_t tiles = (run + kMaxRows - 1) / kMaxRows;
   const int v = a.cols > kLanes ? 2 : 1;
-  const int64_t delta = a.next_row - a.sw * a.width;  // from a row's end to the next's start
+  const int64_t delta = a.next_row - kSW * a.width;  // from a row's end to the next's start
   const char* pf = reinterpret_cast<const char*>(a.prefetch);
   const char* pf_end = pf + a.prefetch_lines * 64;
   for (int64_t first = 0; first < a.positions; first += run)
@@ -163,13 +154,9 @@ void rows(const f32::StridedRows& a) {
       const int rows = int(q1 - q0);
       const int64_t r = q0 / a.width, u = q0 % a.width;
       const int in_row = int(min64(rows, a.width - u));
-      const float* x = a.x + r * a.next_row + u * a.sw;
+      const float* x = a.x + r * a.next_row + u * kSW;
       const bool ahead = pf < pf_end;
-      Tile f = a.sw == 1 ? (v == 1 ? tile_for<1, 1>(rows, ahead) : tile_for<2, 1>(rows, ahead))
-                         : (v == 1 ? tile_for<1, 2>(rows, ahead) : tile_for<2, 2>(rows, ahead));
-      if constexpr (kSpansRows)
-        if (in_row < rows)
-          f = v == 1 ? split_for<1>(rows, in_row, ahead) : split_for<2>(rows, in_row, ahead);
+      const Tile f = v == 1 ? tile_for<1>(rows, in_row, ahead) : tile_for<2>(rows, in_row, ahead);
       f(a, q0, x, delta, pf, pf_end);
     }
 }
