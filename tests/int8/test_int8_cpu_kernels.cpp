@@ -416,16 +416,16 @@ TEST_CASE("CPU int8 micro-tiles that prefetch the next weights compute the same 
   }
 }
 
-// QuantizeLinear at every ISA level (16 floats a vector on AVX-512, 8 on AVX2), against the
-// reference: random values, NaN and infinities, ties, the rounding boundaries ((k + 1/2) * scale
-// and the floats around it), scales from 2^-61 to 2^61, tiny and huge inputs, lengths around
-// the vectors, int8 and uint8.
+// QuantizeLinear at every ISA level (16 floats a vector on AVX-512, 8 on AVX2 and blocks of
+// 32), against the reference: random values, NaN and infinities, ties, the rounding boundaries
+// ((k + 1/2) * scale and the floats around it), scales from 2^-61 to 2^61, tiny and huge
+// inputs, lengths around the vectors and blocks, int8 and uint8.
 TEST_CASE("CPU QuantizeLinear equals the reference bit for bit on every ISA path", "[int8]") {
   IsaGuard guard;
   for (cpu::Isa isa : cpu::supported_isas()) {
     cpu::set_isa_cap(isa);
     std::mt19937 rng(8);
-    for (int64_t numel : {1, 7, 8, 15, 16, 17, 31, 1000, 40000}) {
+    for (int64_t numel : {1, 7, 8, 15, 16, 17, 31, 32, 33, 47, 63, 64, 1000, 40000}) {
       INFO(cpu::isa_name(isa) << " numel " << numel);
       Tensor x = random_tensor(Shape{numel}, rng, -300.f, 300.f);
       x.data<float>()[0] = 2.5f;  // ties to even
@@ -434,6 +434,10 @@ TEST_CASE("CPU QuantizeLinear equals the reference bit for bit on every ISA path
         x.data<float>()[2] = INFINITY;
         x.data<float>()[3] = -INFINITY;
         x.data<float>()[4] = 1.5f;
+      }
+      if (numel > 40) {  // (in a later vector of a block)
+        x.data<float>()[numel - 23] = NAN;
+        x.data<float>()[numel - 22] = -INFINITY;
       }
       for (DType t : {DType::i8, DType::u8}) {
         Tensor z = t == DType::i8 ? Tensor::scalar<int8_t>(-3) : Tensor::scalar<uint8_t>(130);
