@@ -41,7 +41,7 @@ DepthwisePlaneFn from_nchw_planes(const ConvGeometry& g) {
 
 bool channels_last_pays() {
   if (!has_any_isa()) return false;
-  return env_switch("MINFER_CPU_CHANNELS_LAST", active_isa() >= Isa::avx512);
+  return env_switch("MINFER_CPU_CHANNELS_LAST", true);
 }
 
 bool NhwcConvKernel::supports(const PrepareContext& ctx) {

@@ -26,10 +26,10 @@
 
 namespace minfer::cpu {
 
-// Whether the channels-last pass pays at the active ISA level: where the tiles are AVX-512
-// (16 channels per vector). With AVX2's 8 it measured even or slower (MobileNet v2 0.99-1.00x,
-// EfficientNet-B0 0.97-1.00x at MINFER_ISA=avx2 on a Zen 4), as the NCHW kernels' lanes waste
-// less there. MINFER_CPU_CHANNELS_LAST=0 turns it off, =1 on at any level with kernels.
+// Whether the channels-last pass pays: at every ISA level with kernels. (AVX2 had kept NCHW,
+// where it had measured even or slower on a Zen 4; with today's kernels it is 4-8 % faster at
+// MINFER_ISA=avx2 on a Zen 5 and 5-11 % on a Xeon: MobileNet v2, EfficientNet-B0.)
+// MINFER_CPU_CHANNELS_LAST=0 turns it off, =1 on.
 bool channels_last_pays();
 
 class NhwcConvKernel final : public Kernel {
