@@ -18,8 +18,8 @@ constexpr float kQ0 = 0.9999997019767761f, kQ1 = 0.4999915063381195f,
                 kQ2 = 0.1666763573884964f, kQ3 = 0.04189793020486832f,
                 kQ4 = 0.008290315046906471f;
 
-// Per level: rounding to the nearest integer, c - a * b, and v * 2^n for an integral n with
-// the range of x that keeps e below finite (and, on AVX2, above the normal floats).
+// Per level: rounding to the nearest integer, -(a * b) - c, v * 2^n for an integral n, and the
+// range of x that keeps e finite (on AVX2 also a normal float).
 #if MINFER_ISA_WIDE
 static inline VF32 round_nearest(VF32 v) {
   // (The all-lanes masked forms, as in simd.h: GCC 12 warns about the plain ones.)
