@@ -4,8 +4,8 @@
 //   Y^T [p, M] = im2col(X)^T [p, K] * W^T [K, M]        (p = output positions of an image)
 //
 // without the im2col: the input is copied once into zero-padded NCHW planes, and a tile of up
-// to 8 positions of an output row (sw floats apart in a row of that copy; on 16 registers, up
-// to 6, which may end one row and start the next) broadcasts each position's input per step of
+// to 14 positions of an output row (up to 8 of a longer row; sw floats apart in a row of that
+// copy; on 16 registers, up to 6, which may end one row and start the next) broadcasts each position's input per step of
 // (channel, ky, kx) against the step's weights of 2 vectors of output channels
 // (backends/cpu/isa/strided_conv.cpp). The weights are packed once into blocks
 // of those channels, k-major; the tile's sums go to NCHW through 8 x 8 transposes with the

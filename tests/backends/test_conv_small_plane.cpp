@@ -185,7 +185,7 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM", "[cpu]") {
        {16, 24, 3, 3}, {2, 2}, {0, 1, 1, 0}, true, true, 0},
       {"5x5, stride 1 down the rows and 2 along them, Silu", {1, 20, 13, 17}, {48, 20, 5, 5},
        {1, 2}, {2, 2, 2, 2}, true, false, 3},
-      {"rows of 9 and 30 positions (tiles of 5 + 4; 4 of 7 or 8, or 5 of 6)", {1, 8, 18, 60},
+      {"rows of 9 and 30 positions (9 or 5 + 4; 4 of 7 or 8, or 5 of 6)", {1, 8, 18, 60},
        {32, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, true, 1},
       {"a 9x9 output, 7 channels", {1, 16, 17, 17}, {7, 16, 3, 3}, {2, 2}, {1, 1, 1, 1}, true,
        false, 2},

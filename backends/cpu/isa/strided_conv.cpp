@@ -1,5 +1,5 @@
 // The strided conv's rows kernel (backends/cpu/conv_strided.h), one source for every ISA level
-// (compiled once per level by cmake/MinferIsa.cmake). A tile is R output positions (up to 8 on
+// (compiled once per level by cmake/MinferIsa.cmake). A tile is R output positions (up to 14 on
 // 32 registers, 6 on 16) x 2 vectors of output channels: per step of (channel, ky, kx) it loads
 // the step's weights for the block's channels once and broadcasts each position's input from
 // the padded NCHW copy, where the R positions of a step lie 2 floats apart in one row (on 16
@@ -16,8 +16,14 @@ namespace minfer::cpu::MINFER_ISA_NS {
 
 namespace {
 
-// 16 sums a tile on 32 registers; on 16, 6 positions (12 sums, 2 weight vectors, 1 broadcast).
-constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = MINFER_ISA_WIDE ? 8 : 6;
+// On 32 registers a row of up to 14 positions is one tile (28 sums), a longer row tiles of up
+// to 8 (ResNet-50's 3x3 conv of 256 channels to a 14x14 output, one thread of a Zen 5, 0.93 of
+// its time with rows in one tile; the 28x28 one 1.01 with tiles of 14, so kept at 7). On 16
+// registers, 6 positions (12 sums, 2 weight vectors, 1 broadcast).
+constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = MINFER_ISA_WIDE ? 14 : 6;
+constexpr int kLongRowTile = MINFER_ISA_WIDE ? 8 : 6;
+// The tile's sums go out through 8 x 8 transposes: its positions in groups of 8.
+constexpr int kGroupRows = (kMaxRows + 7) / 8 * 8;
 constexpr int kSW = 2;  // the column stride: the path takes stride 2 along the rows only
 
 // Vec8 as __m256 (the same bits).
@@ -42,10 +48,10 @@ static inline void store_row(Vec8 v, const float* z, float* y, bool clamp, __m25
 #endif
 }
 
-// The tile's R x kNr sums (+ bias) in t, to y channel by channel through 8 x 8 transposes,
+// R <= 8 of the tile's sums (+ bias) in t, to y channel by channel through 8 x 8 transposes,
 // positions [q0, q0 + R). Rows of t past R are zeros, transposed but not stored.
 template <int R>
-void store_tile(const f32::StridedRows& a, int64_t q0, float (*t)[kNr]) {
+void store_group(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
   const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
   for (int64_t j0 = 0; j0 < a.cols; j0 += 8) {
     Vec8 col[8];
@@ -60,6 +66,13 @@ void store_tile(const f32::StridedRows& a, int64_t q0, float (*t)[kNr]) {
   }
 }
 
+// The tile's R x kNr sums in groups of 8 positions.
+template <int R>
+void store_tile(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
+  store_group<(R < 8 ? R : 8)>(a, q0, t);
+  if constexpr (R > 8) store_group<R - 8>(a, q0 + 8, t + 8);
+}
+
 // Positions [q0, q0 + R), V vectors of channels, the first S of them in the output row whose
 // window corner for position 0 is x and the others (S < R) at the start of the next row:
 // position r >= S reads delta floats further on than it would in x's row. kPrefetch: one of
@@ -69,7 +82,7 @@ template <int R, int S, int V, bool kPrefetch>
 void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, const char*& pf,
           const char* pf_end) {
   VF32 acc[R][V];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[r][v] = zero_f32();
@@ -78,11 +91,9 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
     for (int ky = 0; ky < a.kh; ++ky) {
       const float* row = x + ky * a.row;
       for (int kx = 0; kx < a.kw; ++kx, ++row, bp += kNr) {
-#if !MINFER_ISA_WIDE
         // Hides that step kx + 2 broadcasts what step kx did a position on (stride 2): GCC
-        // kept those values in registers across steps, and the 12 sums spilled to the stack.
+        // kept those values in registers across steps, and the sums spilled to the stack.
         asm("" : "+r"(row));
-#endif
         if (kPrefetch && pf < pf_end) {
           __builtin_prefetch(pf, 0, 2);  // into L2
           pf += 64;
@@ -90,7 +101,7 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
         VF32 b[V];
 #pragma GCC unroll 2
         for (int v = 0; v < V; ++v) b[v] = load_f32(bp + v * kLanes);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
         for (int r = 0; r < R; ++r) {
           const VF32 in = splat_f32(r < S ? row[kSW * r] : row[delta + kSW * r]);
 #pragma GCC unroll 2
@@ -98,13 +109,13 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
         }
       }
     }
-  alignas(64) float t[8][kNr];
+  alignas(64) float t[kGroupRows][kNr];
   const MaskF32 first = first_lanes_f32(int(a.cols));
   const MaskF32 second = first_lanes_f32(int(a.cols) - kLanes);
   const VF32 b0 = a.bias ? load_f32(a.bias, first) : zero_f32();
   const VF32 b1 = a.bias && V > 1 ? load_f32(a.bias + kLanes, second) : zero_f32();
-#pragma GCC unroll 8
-  for (int r = 0; r < 8; ++r)
+#pragma GCC unroll 16
+  for (int r = 0; r < (R + 7) / 8 * 8; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v)
       store_f32(t[r] + v * kLanes, r < R ? add_f32(acc[r][v], v ? b1 : b0) : zero_f32());
@@ -137,13 +148,14 @@ Tile tile_for(int rows, int first, bool prefetch) {
   return prefetch ? tile_for<V, true>(rows, first, seq) : tile_for<V, false>(rows, first, seq);
 }
 
-// The positions in near-equal tiles of at most kMaxRows (28 as 4 x 7, not 3 x 8 + 4: a tile of
+// The positions in near-equal tiles of at most max_tile (28 as 4 x 7, not 3 x 8 + 4: a tile of
 // few positions spends the step's weight loads on few products). Where tiles span rows, they
 // are cut from all the positions together (3 rows of 14 as 7 tiles of 6, not 3 x (5, 5, 4)).
 void rows(const f32::StridedRows& a) {
   const bool spans = kSpansRows && a.width >= kMaxRows;
   const int64_t run = spans ? a.positions : a.width;  // positions tiled together
-  const int64_t tiles = (run + kMaxRows - 1) / kMaxRows;
+  const int64_t max_tile = run <= kMaxRows ? kMaxRows : kLongRowTile;
+  const int64_t tiles = (run + max_tile - 1) / max_tile;
   const int v = a.cols > kLanes ? 2 : 1;
   const int64_t delta = a.next_row - kSW * a.width;  // from a row's end to the next's start
   const char* pf = reinterpret_cast<const char*>(a.prefetch);
