@@ -23,14 +23,13 @@ static inline VI32 shift_left(VI32 v, VI32 n) { return _mm512_maskz_sllv_epi32(k
 static inline VI32 shift_right(VI32 v, VI32 n) { return _mm512_maskz_srav_epi32(kAll, v, n); }
 static inline VI32 shift_right(VI32 v, __m128i n) { return _mm512_maskz_sra_epi32(kAll, v, n); }
 static inline VI32 odd_lanes(VI32 m) { return _mm512_maskz_srli_epi64(kAll64, m, 32); }
-// floor(a * m / 2^32) per lane: the high halves of the even and odd lanes' 64-bit products,
-// gathered by one two-source permute.
+// floor(a * m / 2^32) per lane: the high halves of the even and odd lanes' 64-bit products.
+// The odd products' high halves are in place; a masked in-lane shuffle moves the even ones'
+// down into the even lanes.
 static inline VI32 mul_high(VI32 a, VI32 m, VI32 m_odd) {
   const VI32 even = _mm512_maskz_mul_epi32(kAll64, a, m);
   const VI32 odd = _mm512_maskz_mul_epi32(kAll64, odd_lanes(a), m_odd);
-  const VI32 high_halves =
-      _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
-  return _mm512_permutex2var_epi32(even, high_halves, odd);
+  return _mm512_mask_shuffle_epi32(odd, 0x5555, even, _MM_PERM_DDBB);
 }
 
 // The first n lanes (n <= 16) of int32 or int8 values, and their store as bytes.
