@@ -65,15 +65,25 @@ class ConvGemm {
   // deep products pack except on AMD's cores. MINFER_CPU_CONV_GEMM_PACK=1 (or 0) forces
   // packing (or reading in place), for A/B benchmarks.
   static bool packs_deep();
-  // Deep products read in place on zmm tiles copy each block of columns whose rows are not
-  // 64-byte aligned (run_rows): K x block_columns() floats, 16 more columns where the last
-  // block takes a tail.
+  // Products read in place copy a block of columns whose rows crowd a few L1 sets, and on zmm
+  // tiles a deep one whose rows are not 64-byte aligned (run_rows): K x block_columns()
+  // floats, 16 more columns where the last block takes a tail.
   size_t scratch_floats() const {
     return packs() ? size_t(kPackDepth * kPackColumns)
-           : aligns_blocks() ? size_t(k_ * (block_columns() + 16))  // (+ a joined tail)
-                             : 0;
+                   : size_t(k_ * (block_columns() + 16));  // (+ a joined tail)
   }
   int64_t tile_columns() const { return tiles_->nr; }
+
+  // Whether a block of K rows of `cols` floats, ldx floats apart, puts more than
+  // kCrowdedLines of its cache lines in one of the 64 sets of an L1 (every x86 core's); run()
+  // then copies each block of X first (with scratch). Rows a multiple of 1 KB apart (planes of
+  // 16x16, 32x32, 64x64: a 256x256 input's) start on 4 sets or fewer, and the block thrashes
+  // the L1 (and the L2) that it was sized to stay in: ResNet-50 at 256x256, 1 thread of a Zen
+  // 5, its 64x64 1x1 convs 1.55x slower per product than on 56x56 before the copy, 1.02-1.10x
+  // after. (A 56x56 plane's rows, 196 lines apart, put 16 lines of a K = 256 block in a set:
+  // copying its blocks measured 8 % slower, so 16 is the bound.)
+  static constexpr int64_t kCrowdedLines = 16;
+  bool crowds_l1(int64_t ldx, int64_t cols) const;
 
   // Whether this path beats the Eigen one for a product of this depth and width on the tiles
   // of `isa`. Measured on 1x1 convs (Zen 3, 1 thread, AVX2), it won by 3-29% from K = 16 to
@@ -104,6 +114,7 @@ class ConvGemm {
   // On ymm tiles a misaligned row costs less than the copy (a 256 x 1152 product on 196
   // columns 3 % slower with it at MINFER_ISA=avx2, Zen 5).
   bool aligns_blocks() const { return !packs() && k_ > kMaxDepth && tiles_->nr >= 32; }
+
   // Rows of X ldx apart, or at x_rows[s] (not null).
   void run_rows(const float* x, int64_t ldx, const int64_t* x_rows, int64_t cols,
                 const float* bias, const float* z, float* y, int64_t ldy, const Activation& act,

@@ -90,14 +90,15 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
         {{130, 200}, {180, 300}, {33}}};
     // One product against float64; `pack`: the deep ones packed, or read in place (as on
     // AMD's cores).
-    auto check = [&](int64_t m, int64_t k, int64_t cols, bool pack) {
+    auto check = [&](int64_t m, int64_t k, int64_t cols, bool pack, int64_t ldx = 0) {
       const std::string act = kActivations[cases % 6];
       const bool bias = cases % 2 == 0, residual = cases % 3 != 0;
       ++cases;
       INFO("m " << m << " k " << k << " cols " << cols << " act '" << act << "'"
                 << (bias ? " bias" : "") << (residual ? " residual" : "")
-                << (pack ? " packed" : " in place"));
-      const int64_t ldx = cols + 5, ldy = cols + 3;  // rows with padding between them
+                << (pack ? " packed" : " in place") << " ldx " << ldx);
+      if (ldx == 0) ldx = cols + 5;  // rows with padding between them
+      const int64_t ldy = cols + 3;
       const std::vector<float> w = random_floats(size_t(m * k), rng);
       const std::vector<float> x = random_floats(size_t(k * ldx), rng);
       const std::vector<float> b = random_floats(size_t(m), rng);
@@ -136,6 +137,30 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
         for (int64_t m : sz.m)
           for (int64_t k : sz.k)
             for (int64_t cols : sz.cols) check(m, k, cols, pack);  // tiles of 16 and 32 columns
+    // Rows 4 KB apart (a 32x32 plane's), whose blocks crowd a few L1 sets: copied first, one
+    // block and more, with a joined tail (516).
+    for (int64_t k : {64, 300})
+      for (int64_t cols : {40, 516, 1024}) check(13, k, cols, false, 1024);
+  });
+}
+
+TEST_CASE("ConvGemm copies the blocks whose rows crowd a few L1 sets", "[cpu][conv-gemm]") {
+  if (!cpu::has_any_isa()) {
+    WARN("no AVX2 on this CPU: ConvGemm is never used");
+    return;
+  }
+  const std::vector<float> w(64 * 256, 1.f);
+  test::for_each_isa([&](cpu::Isa isa) {
+    const test::ScopedEnv env("MINFER_CPU_CONV_GEMM_PACK", "0");
+    const cpu::ConvGemm gemm(w.data(), 64, 256, cpu::fp32_micro_kernels(isa));
+    // Planes of 64x64, 32x32 and 16x16: rows 16, 4 and 1 KB apart.
+    for (int64_t plane : {4096, 1024, 256}) CHECK(gemm.crowds_l1(plane, 32));
+    // 56x56 (196 lines apart: 16 lines of the block a set), 28x28, and rows not a line apart.
+    for (int64_t plane : {3136, 784, 1029}) CHECK_FALSE(gemm.crowds_l1(plane, 32));
+    // 112x112 at K = 32: rows on 4 sets, each row 16 sets wide (8 lines a set).
+    const cpu::ConvGemm shallow(w.data(), 16, 32, cpu::fp32_micro_kernels(isa));
+    CHECK_FALSE(shallow.crowds_l1(12544, 256));
+    CHECK(shallow.crowds_l1(4096, 256));
   });
 }
 

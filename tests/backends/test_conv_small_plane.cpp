@@ -40,6 +40,9 @@ const SmallCase kCases[] = {
      {1, 1, 1, 1}, false, false, 2},
     {"3x3 on 6x5, pads 0/1/1/0 -> 5x4, residual", {1, 256, 6, 5}, {128, 256, 3, 3}, {1, 1},
      {0, 1, 1, 0}, true, true, 1},
+    // 64 positions, which the position tiles fill: F(2x2, 3x3) still takes it.
+    {"3x3 on 8x8 (a 256x256 input's last stage), residual and Relu", {1, 128, 8, 8},
+     {64, 128, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, true, 1},
 };
 
 bool is_3x3_stride_1(const SmallCase& c) {
@@ -159,10 +162,12 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
         check_path(c, in, ys, want, "small-plane winograd ");
       }
       if (is_3x3_stride_1(c)) {
+        // (A plane that the position tiles fill goes back to them.)
         INFO(c.what << ", MINFER_CPU_WINOGRAD=0: the direct product");
         test::ScopedEnv direct("MINFER_CPU_WINOGRAD", "0");
         const Result got = run_case(c, in, ys, 2);
-        CHECK(got.variant.rfind("small-plane ", 0) == 0);
+        const bool filled = ys[2] * ys[3] % 16 == 0;
+        CHECK((got.variant.rfind("small-plane ", 0) == 0) != filled);
         CHECK(got.variant.find("winograd") == std::string::npos);
         test::require_close(got.y, want, 1e-4, 1e-4);
       }
@@ -270,7 +275,8 @@ TEST_CASE("cpu Conv runs 1x1 convs on 1x1 planes as vector products", "[cpu]") {
   test::require_close(got.y, expected(residual, in), 1e-4, 1e-4);
 }
 
-TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes empty", "[cpu]") {
+TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes empty, or to "
+          "F(2x2, 3x3)", "[cpu]") {
   using S = cpu::SmallPlaneConv::Shape;
   auto shape = [](int64_t m, int64_t oh, int64_t ow) {
     return S{1, 64, oh, ow, m, oh, ow, 3, 3, 1, 1, 1, 1, 1, 1};
@@ -278,7 +284,12 @@ TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes 
   CHECK(cpu::SmallPlaneConv::pays(shape(512, 7, 7), 32));
   CHECK(cpu::SmallPlaneConv::pays(shape(512, 7, 7), 16));
   CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(512, 14, 14), 32));  // 196 positions
-  CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(512, 8, 8), 32));    // whole tiles already
+  // Whole tiles already: only F(2x2, 3x3) (3x3 stride 1) pays there.
+  CHECK(cpu::SmallPlaneConv::pays(shape(512, 8, 8), 32) == cpu::winograd_enabled());
+  S strided = shape(512, 8, 8);
+  strided.sh = strided.sw = 2;
+  strided.h = strided.w = 16;
+  CHECK_FALSE(cpu::SmallPlaneConv::pays(strided, 32));
   CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(40, 7, 7), 32));     // channels: not whole vectors
   CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(32, 7, 7), 32));     // too few channels
   // 1x1 convs: enough multiply-adds per moved value (see pays()), or not.
