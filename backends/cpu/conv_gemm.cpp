@@ -90,19 +90,8 @@ int64_t ConvGemm::block_columns() const {
   return std::clamp<int64_t>(8192 / std::max<int64_t>(k_, 1) / nr * nr, nr, 512);
 }
 
-bool ConvGemm::crowds_l1(int64_t ldx, int64_t cols) const {
-  constexpr int64_t kSets = 64, kLineFloats = 16;
-  if (ldx % kLineFloats != 0) return false;  // rows that start on every set in turn
-  const int64_t step = ldx / kLineFloats % kSets;
-  const int64_t lines = std::min(kSets, (cols + kLineFloats - 1) / kLineFloats);
-  // Row s starts on set s * step mod 64, so rows s and s + 64 share their sets: the first 64
-  // rows, each counted as often as it recurs among the K.
-  int64_t count[kSets] = {};
-  for (int64_t s = 0; s < std::min(k_, kSets); ++s) {
-    const int64_t times = k_ / kSets + (s < k_ % kSets ? 1 : 0);
-    for (int64_t j = 0; j < lines; ++j) count[(s * step + j) % kSets] += times;
-  }
-  return *std::max_element(count, count + kSets) > kCrowdedLines;
+bool ConvGemm::rows_alias(int64_t ldx) const {
+  return ldx % (kAliasBytes / int64_t(sizeof(float))) == 0 && k_ > kL1Ways;
 }
 
 void ConvGemm::run_rows(const float* x, int64_t ldx, const int64_t* x_rows, int64_t cols,
@@ -117,10 +106,9 @@ void ConvGemm::run_rows(const float* x, int64_t ldx, const int64_t* x_rows, int6
   // A deep block (K rows from L2) whose rows are not 64-byte aligned is copied first, its rows
   // aligned: a tile's step then reads 2 cache lines of X, not 3. A 14x14 plane's rows (196
   // floats) made a 256 x 1152 x 192 product 1.19x slower than with rows of 192 or 208 (Zen 5).
-  // So is a block whose rows crowd a few L1 sets (crowds_l1).
+  // So is a block whose rows alias in the caches (rows_alias).
   const bool restride =
-      scratch && !x_rows &&
-      ((aligns_blocks() && ldx % 16 != 0) || crowds_l1(ldx, std::min(nc, cols)));
+      scratch && !x_rows && ((aligns_blocks() && ldx % 16 != 0) || rows_alias(ldx));
   for (int64_t c0 = 0, c1 = 0; c0 < cols; c0 = c1) {
     c1 = std::min(cols, c0 + nc);
     // A last block narrow enough for the tiles' tail joins this one: the tail then reads each

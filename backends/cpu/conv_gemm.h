@@ -65,7 +65,7 @@ class ConvGemm {
   // deep products pack except on AMD's cores. MINFER_CPU_CONV_GEMM_PACK=1 (or 0) forces
   // packing (or reading in place), for A/B benchmarks.
   static bool packs_deep();
-  // Products read in place copy a block of columns whose rows crowd a few L1 sets, and on zmm
+  // Products read in place copy a block of columns whose rows alias (rows_alias), and on zmm
   // tiles a deep one whose rows are not 64-byte aligned (run_rows): K x block_columns()
   // floats, 16 more columns where the last block takes a tail.
   size_t scratch_floats() const {
@@ -74,16 +74,15 @@ class ConvGemm {
   }
   int64_t tile_columns() const { return tiles_->nr; }
 
-  // Whether a block of K rows of `cols` floats, ldx floats apart, puts more than
-  // kCrowdedLines of its cache lines in one of the 64 sets of an L1 (every x86 core's); run()
-  // then copies each block of X first (with scratch). Rows a multiple of 1 KB apart (planes of
-  // 16x16, 32x32, 64x64: a 256x256 input's) start on 4 sets or fewer, and the block thrashes
-  // the L1 (and the L2) that it was sized to stay in: ResNet-50 at 256x256, 1 thread of a Zen
-  // 5, its 64x64 1x1 convs 1.55x slower per product than on 56x56 before the copy, 1.02-1.10x
-  // after. (A 56x56 plane's rows, 196 lines apart, put 16 lines of a K = 256 block in a set:
-  // copying its blocks measured 8 % slower, so 16 is the bound.)
-  static constexpr int64_t kCrowdedLines = 16;
-  bool crowds_l1(int64_t ldx, int64_t cols) const;
+  // Whether rows of X ldx floats apart alias in the caches: a multiple of 4 KB apart (planes
+  // of 32x32, 64x64, 96x96, 128x128: a 256x256 or 512x512 input's), every row of a block falls
+  // in one L1 set and in 1/64 of the L2's, and the block thrashes both caches it was sized to
+  // stay in; run() then copies each block of X first (with scratch). ResNet-50 at 256x256, 1
+  // thread of a Zen 5: its 64x64 and 32x32 1x1 convs ran 1.4-1.55x slower per product than
+  // at 224x224, 1.02-1.10x with the copies. Rows a multiple of 1 KB apart only (on 4 L1 sets:
+  // 16x16, 80x80) measured no gain at 256x256 and 5-11 % slower at 320x320 with the copies.
+  static constexpr int64_t kAliasBytes = 4096, kL1Ways = 8;
+  bool rows_alias(int64_t ldx) const;
 
   // Whether this path beats the Eigen one for a product of this depth and width on the tiles
   // of `isa`. Measured on 1x1 convs (Zen 3, 1 thread, AVX2), it won by 3-29% from K = 16 to

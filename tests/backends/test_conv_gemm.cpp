@@ -137,14 +137,14 @@ TEST_CASE("ConvGemm matches float64 on every tail of its tile, writing nothing e
         for (int64_t m : sz.m)
           for (int64_t k : sz.k)
             for (int64_t cols : sz.cols) check(m, k, cols, pack);  // tiles of 16 and 32 columns
-    // Rows 4 KB apart (a 32x32 plane's), whose blocks crowd a few L1 sets: copied first, one
-    // block and more, with a joined tail (516).
+    // Rows 4 KB apart (a 32x32 plane's), which alias in the caches: each block copied first,
+    // one block and more, with a joined tail (516).
     for (int64_t k : {64, 300})
       for (int64_t cols : {40, 516, 1024}) check(13, k, cols, false, 1024);
   });
 }
 
-TEST_CASE("ConvGemm copies the blocks whose rows crowd a few L1 sets", "[cpu][conv-gemm]") {
+TEST_CASE("ConvGemm copies the blocks whose rows alias in the caches", "[cpu][conv-gemm]") {
   if (!cpu::has_any_isa()) {
     WARN("no AVX2 on this CPU: ConvGemm is never used");
     return;
@@ -153,14 +153,13 @@ TEST_CASE("ConvGemm copies the blocks whose rows crowd a few L1 sets", "[cpu][co
   test::for_each_isa([&](cpu::Isa isa) {
     const test::ScopedEnv env("MINFER_CPU_CONV_GEMM_PACK", "0");
     const cpu::ConvGemm gemm(w.data(), 64, 256, cpu::fp32_micro_kernels(isa));
-    // Planes of 64x64, 32x32 and 16x16: rows 16, 4 and 1 KB apart.
-    for (int64_t plane : {4096, 1024, 256}) CHECK(gemm.crowds_l1(plane, 32));
-    // 56x56 (196 lines apart: 16 lines of the block a set), 28x28, and rows not a line apart.
-    for (int64_t plane : {3136, 784, 1029}) CHECK_FALSE(gemm.crowds_l1(plane, 32));
-    // 112x112 at K = 32: rows on 4 sets, each row 16 sets wide (8 lines a set).
-    const cpu::ConvGemm shallow(w.data(), 16, 32, cpu::fp32_micro_kernels(isa));
-    CHECK_FALSE(shallow.crowds_l1(12544, 256));
-    CHECK(shallow.crowds_l1(4096, 256));
+    // Planes of 32x32, 64x64, 96x96 and 128x128: rows 4, 16, 36 and 64 KB apart.
+    for (int64_t plane : {1024, 4096, 9216, 16384}) CHECK(gemm.rows_alias(plane));
+    // 16x16, 28x28, 56x56, 80x80, 112x112, and rows not a line apart.
+    for (int64_t plane : {256, 784, 3136, 6400, 12544, 1029}) CHECK_FALSE(gemm.rows_alias(plane));
+    // 8 rows fit one L1 set's ways.
+    const cpu::ConvGemm shallow(w.data(), 16, 8, cpu::fp32_micro_kernels(isa));
+    CHECK_FALSE(shallow.rows_alias(4096));
   });
 }
 
