@@ -54,8 +54,8 @@ def cpu_model():
 
 
 def make_files(exe, model, calib, tmp, precisions):
-    """The fp32 and int8 files of a built-in model, or of an ONNX file (3x224x224 input; the
-    file itself is the fp32 one)."""
+    """The fp32 and int8 files of a built-in model, or of an ONNX file (a 3-channel image
+    input, of the file's height and width; the file itself is the fp32 one)."""
     files = {}
     name = os.path.basename(model)[:-5] if model.endswith(".onnx") else model
     if "fp32" in precisions:
@@ -83,13 +83,16 @@ def minfer_run(exe, path, batch, threads, iterations):
 
 
 def input_of(path, batch):
-    """The model's image input (its first graph input that is not a weight) and a batch for it,
-    read from the file's graph without building an engine for it."""
-    x = np.random.default_rng(0).standard_normal((batch, 3, 224, 224), dtype=np.float32)
+    """The model's image input (its first graph input that is not a weight) and a batch for it
+    (of the input's height and width where the file fixes them, else 224x224), read from the
+    file's graph without building an engine for it."""
     graph = onnx.load(path, load_external_data=False).graph
     weights = {t.name for t in graph.initializer}
-    name = next(i.name for i in graph.input if i.name not in weights)
-    return name, x
+    inp = next(i for i in graph.input if i.name not in weights)
+    dims = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+    h, w = (dims[2], dims[3]) if len(dims) == 4 and dims[2] > 0 and dims[3] > 0 else (224, 224)
+    x = np.random.default_rng(0).standard_normal((batch, 3, h, w), dtype=np.float32)
+    return inp.name, x
 
 
 def ort_runner(path, batch, threads):
