@@ -5,9 +5,9 @@
 //
 // without the im2col: the input is copied once into zero-padded NCHW planes, and a tile of up
 // to 14 positions of an output row (up to 8 of a longer row; sw floats apart in a row of that
-// copy; on 16 registers, up to 6, which may end one row and start the next) broadcasts each position's input per step of
-// (channel, ky, kx) against the step's weights of 2 vectors of output channels
-// (backends/cpu/isa/strided_conv.cpp). The weights are packed once into blocks
+// copy; on 16 registers, up to 6, which may end one row and start the next) broadcasts each
+// position's input per step of (channel, ky, kx) against the step's weights of 2 vectors of
+// output channels (backends/cpu/isa/strided_conv.cpp). The weights are packed once into blocks
 // of those channels, k-major; the tile's sums go to NCHW through 8 x 8 transposes with the
 // bias, the residual and the clamp. ConvGemm (output positions in the lanes) wrote and re-read
 // a [K, p] im2col matrix for these convs (1152 x 784 floats for ResNet-50's 28x28 one) and
