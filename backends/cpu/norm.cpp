@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/isa.h"
+#include "backends/cpu/isa/isa_kernels.h"
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/parallel.h"
 #include "backends/cpu/vec8.h"
@@ -130,6 +132,10 @@ class SoftmaxKernel final : public Kernel {
     outer_ = dims_product(x, 0, axis);
     n_ = x[axis];
     inner_ = dims_product(x, axis + 1, x.rank());
+    // Rows at the ISA level's width and with its exp where there is one (the generic code
+    // is built for the portable baseline).
+    const LevelKernels* level = has_any_isa() ? level_kernels(active_isa()) : nullptr;
+    row_ = level ? level->smooth_activation->softmax_row : softmax_row;
   }
 
   void run(RunContext& ctx) const override {
@@ -139,7 +145,7 @@ class SoftmaxKernel final : public Kernel {
     if (n == 0) return;
     const int threads = threads_for(outer_ * n * inner, ctx.threads, 8192);
     if (inner == 1) {
-      parallel_for(threads, outer_, [&](int64_t o) { softmax_row(x + o * n, y + o * n, n); });
+      parallel_for(threads, outer_, [&](int64_t o) { row_(x + o * n, y + o * n, n); });
       return;
     }
     // Strided axis: process columns in blocks, so that the running max and sum of a block
@@ -170,6 +176,7 @@ class SoftmaxKernel final : public Kernel {
 
  private:
   int64_t outer_ = 0, n_ = 0, inner_ = 0;
+  void (*row_)(const float* x, float* y, int64_t n) = softmax_row;
 };
 
 bool supports_softmax(const PrepareContext& ctx) {

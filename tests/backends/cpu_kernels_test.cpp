@@ -826,22 +826,48 @@ TEST_CASE("cpu GlobalAveragePool, BatchNormalization, Softmax match the referenc
     x.lo = -10.f, x.hi = 10.f;
     check_op({"Softmax", a, {x}, int(r(1, 3))}, "cpu-softmax", rng);
   }
-  // Rows of every tail of the 8-wide loop and attention's 197, with scores far apart (some
-  // exps underflow); a row with masked (-inf) scores gives them exactly 0.
-  for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 23, 197}) {
-    InputSpec x = in({3, n});
-    x.lo = -60.f, x.hi = 60.f;
-    check_op({"Softmax", {}, {x}, 2}, "cpu-softmax", rng);
-  }
-  Tensor masked = test::random_tensor({2, 13}, rng);
-  for (int64_t i : {0, 5, 12, 13 + 3, 13 + 11}) masked.data<float>()[i] = -INFINITY;
-  check_op({"Softmax", {}, {fixed(masked, false)}, 1}, "cpu-softmax", rng);
-  Graph g;
-  Node* n = g.add_node("Softmax", "s", {g.add_input("x", DType::f32, masked.shape())}, 1);
-  g.add_output(n->outputs[0]);
-  Session session(std::move(g));
-  const Tensor y = session.run({{"x", masked}}).begin()->second;
-  for (int64_t i : {0, 5, 12, 13 + 3, 13 + 11}) CHECK(y.data<float>()[i] == 0.f);
+  // At every ISA level (the rows' own vector code and exp): rows of every tail of the 8- and
+  // 16-wide loops and attention's 197, with scores far apart (some exps underflow); a row with
+  // masked (-inf) scores gives them exactly 0.
+  test::for_each_isa([&](cpu::Isa) {
+    for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 23, 31, 33, 197}) {
+      InputSpec x = in({3, n});
+      x.lo = -60.f, x.hi = 60.f;
+      check_op({"Softmax", {}, {x}, 2}, "cpu-softmax", rng);
+    }
+    Tensor masked = test::random_tensor({2, 13}, rng);
+    for (int64_t i : {0, 5, 12, 13 + 3, 13 + 11}) masked.data<float>()[i] = -INFINITY;
+    check_op({"Softmax", {}, {fixed(masked, false)}, 1}, "cpu-softmax", rng);
+    Graph g;
+    Node* n = g.add_node("Softmax", "s", {g.add_input("x", DType::f32, masked.shape())}, 1);
+    g.add_output(n->outputs[0]);
+    Session session(std::move(g));
+    const Tensor y = session.run({{"x", masked}}).begin()->second;
+    for (int64_t i : {0, 5, 12, 13 + 3, 13 + 11}) CHECK(y.data<float>()[i] == 0.f);
+    // Against float64, element by element: x - max rounded to float (up to 3.8e-6 absolute
+    // for differences up to 60, so as much relative in the exp), the exp's own error (2e-7)
+    // and the sum's.
+    const Tensor x = test::random_tensor({4, 197}, rng, -30.f, 30.f);
+    Graph g2;
+    Node* s2 = g2.add_node("Softmax", "s", {g2.add_input("x", DType::f32, x.shape())}, 1);
+    g2.add_output(s2->outputs[0]);
+    Session exact(std::move(g2));
+    const Tensor p = exact.run({{"x", x}}).begin()->second;
+    double worst = 0;
+    for (int64_t row = 0; row < 4; ++row) {
+      const float* xr = x.data<float>() + row * 197;
+      double mx = -INFINITY, sum = 0;
+      for (int64_t i = 0; i < 197; ++i) mx = std::max(mx, double(xr[i]));
+      for (int64_t i = 0; i < 197; ++i) sum += std::exp(double(xr[i]) - mx);
+      for (int64_t i = 0; i < 197; ++i) {
+        const double want = std::exp(double(xr[i]) - mx) / sum;
+        if (want > 1e-30)
+          worst = std::max(worst, std::abs(p.data<float>()[row * 197 + i] - want) / want);
+      }
+    }
+    INFO("worst relative error " << worst);
+    CHECK(worst < 5e-6);
+  });
 }
 
 TEST_CASE("cpu LayerNormalization matches the reference: axes, tails, rows far from 0",

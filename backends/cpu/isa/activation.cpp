@@ -1,7 +1,9 @@
 // The epilogue's smooth activations (backends/cpu/smooth_activation.h) at each ISA level's
 // vector width: 16 lanes on AVX-512 (SiLU is about a quarter of EfficientNet-B0's time).
-// Sigmoid and SiLU have their own exp here (below); the other kinds take the generic code
-// (smooth_activation.h).
+// Sigmoid and SiLU have their own exp here (below), as has Softmax's row; the other kinds take
+// the generic code (smooth_activation.h).
+#include <cmath>
+
 #include "backends/cpu/isa/isa_kernels.h"
 #include "backends/cpu/isa/simd.h"
 #include "backends/cpu/smooth_activation.h"
@@ -85,6 +87,80 @@ void sigmoid_run(float* p, int64_t n) {
 #endif
 }
 
+// exp(t) for a softmax row's t = x - max (t <= 0, or NaN), the same polynomial as sigmoid_vec:
+// exactly 0 below -87.33654, where exp leaves the normal floats; a NaN stays NaN.
+static inline VF32 exp_shifted(VF32 t) {
+  const VF32 c = max_f32(splat_f32(kMinX), t);  // (a NaN t: the second operand, kept)
+  const VF32 n = round_nearest(c * splat_f32(1.44269504f));
+  VF32 r = fmadd_f32(n, splat_f32(-0.693359375f), c);  // c - n ln2, ln2 in two parts
+  r = fmadd_f32(n, splat_f32(2.12194440e-4f), r);
+  VF32 q = fmadd_f32(splat_f32(kQ4), r, splat_f32(kQ3));
+  q = fmadd_f32(q, r, splat_f32(kQ2));
+  q = fmadd_f32(q, r, splat_f32(kQ1));
+  q = fmadd_f32(q, r, splat_f32(kQ0));
+  const VF32 e = times_pow2(fmadd_f32(q, r, splat_f32(1.f)), n);  // (1 + r q) * 2^n
+#if MINFER_ISA_WIDE
+  const __mmask16 below = _mm512_cmp_ps_mask(t, splat_f32(-87.33654f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(below, e, zero_f32());
+#else
+  return _mm256_andnot_ps(_mm256_cmp_ps(t, splat_f32(-87.33654f), _CMP_LT_OQ), e);
+#endif
+}
+
+// The last n < kF32Lanes floats of a row as a vector, `fill` in the other lanes, and back.
+static inline VF32 load_part(const float* p, int64_t n, float fill) {
+#if MINFER_ISA_WIDE
+  return _mm512_mask_loadu_ps(splat_f32(fill), first_lanes_f32(int(n)), p);
+#else
+  alignas(32) float v[kF32Lanes];
+  for (int64_t j = 0; j < kF32Lanes; ++j) v[j] = j < n ? p[j] : fill;
+  return load_f32(v);
+#endif
+}
+static inline void store_part(float* p, VF32 v, int64_t n) {
+#if MINFER_ISA_WIDE
+  store_f32(p, v, first_lanes_f32(int(n)));
+#else
+  alignas(32) float t[kF32Lanes];  // (AVX2's masked store is microcoded on AMD's cores)
+  store_f32(t, v);
+  for (int64_t j = 0; j < n; ++j) p[j] = t[j];
+#endif
+}
+static inline float lanes_sum(VF32 v) {
+  alignas(64) float t[kF32Lanes];
+  store_f32(t, v);
+  float s = 0.f;
+  for (int j = 0; j < kF32Lanes; ++j) s += t[j];
+  return s;
+}
+
+// The max (NaNs left out, as the generic code's v > max), the exps and their sum, the scaling.
+void softmax_row(const float* x, float* y, int64_t n) {
+  const int64_t full = n / kF32Lanes * kF32Lanes, tail = n - full;
+  VF32 mx = splat_f32(-INFINITY);
+  for (int64_t i = 0; i < full; i += kF32Lanes) mx = max_f32(load_f32(x + i), mx);
+  if (tail) mx = max_f32(load_part(x + full, tail, -INFINITY), mx);
+  alignas(64) float lanes[kF32Lanes];
+  store_f32(lanes, mx);
+  float m = -INFINITY;
+  for (int j = 0; j < kF32Lanes; ++j) m = lanes[j] > m ? lanes[j] : m;
+  const VF32 vm = splat_f32(m);
+  VF32 sum = zero_f32();
+  for (int64_t i = 0; i < full; i += kF32Lanes) {
+    const VF32 e = exp_shifted(load_f32(x + i) - vm);
+    sum = add_f32(sum, e);
+    store_f32(y + i, e);
+  }
+  if (tail) {
+    const VF32 e = exp_shifted(load_part(x + full, tail, -INFINITY) - vm);  // 0 past the row
+    sum = add_f32(sum, e);
+    store_part(y + full, e, tail);
+  }
+  const VF32 scale = splat_f32(1.f / lanes_sum(sum));
+  for (int64_t i = 0; i < full; i += kF32Lanes) store_f32(y + i, load_f32(y + i) * scale);
+  if (tail) store_part(y + full, load_part(y + full, tail, 0.f) * scale, tail);
+}
+
 void activation(const Activation& act, float* p, int64_t n) {
   if (act.kind == Activation::Kind::Sigmoid) return sigmoid_run<false>(p, n);
   if (act.kind == Activation::Kind::Silu) return sigmoid_run<true>(p, n);
@@ -94,6 +170,7 @@ void activation(const Activation& act, float* p, int64_t n) {
 }  // namespace
 
 extern const f32::SmoothActivation kSmoothActivation;
-const f32::SmoothActivation kSmoothActivation{static_cast<Isa>(MINFER_ISA_LEVEL), activation};
+const f32::SmoothActivation kSmoothActivation{static_cast<Isa>(MINFER_ISA_LEVEL), activation,
+                                              softmax_row};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS

@@ -291,6 +291,9 @@ struct WinogradKernels {
 struct SmoothActivation {
   Isa isa;
   void (*apply)(const Activation& act, float* p, int64_t n);
+  // y = softmax(x) over one contiguous row of n (y may be x); exp(x - max) below -87.33654
+  // gives exactly 0 (a masked -inf score stays out of the sum), a NaN gives NaN.
+  void (*softmax_row)(const float* x, float* y, int64_t n);
 };
 
 // dst [cols, rows] = src [rows, cols]^T, plus add (laid out as dst) where not null, read just
