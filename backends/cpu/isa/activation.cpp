@@ -20,21 +20,19 @@ constexpr float kQ0 = 0.9999997019767761f, kQ1 = 0.4999915063381195f,
                 kQ2 = 0.1666763573884964f, kQ3 = 0.04189793020486832f,
                 kQ4 = 0.008290315046906471f;
 
-// Per level: rounding to the nearest integer, -(a * b) - c, v * 2^n for an integral n, and the
-// range x is clamped to (e stays finite).
+// Per level: rounding to the nearest integer, v * 2^n for an integral n, and the range that
+// sigmoid_vec clamps x to (exp(-x) stays finite).
 #if MINFER_ISA_WIDE
 static inline VF32 round_nearest(VF32 v) {
   // (The all-lanes masked forms, as in simd.h: GCC 12 warns about the plain ones.)
   return _mm512_maskz_roundscale_ps(0xffff, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-static inline VF32 fnmsub_f32(VF32 a, VF32 b, VF32 c) { return _mm512_fnmsub_ps(a, b, c); }
 static inline VF32 times_pow2(VF32 v, VF32 n) { return _mm512_maskz_scalef_ps(0xffff, v, n); }
 constexpr float kMinX = -88.f, kMaxX = 100.f;
 #else
 static inline VF32 round_nearest(VF32 v) {
   return _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-static inline VF32 fnmsub_f32(VF32 a, VF32 b, VF32 c) { return _mm256_fnmsub_ps(a, b, c); }
 // No scalef: n added to the exponent bits, right while v * 2^n is a normal float; x is clamped
 // as exp_lanes (vec8.h) clamps it, so that only an e below 2^-126 can come out wrong, where
 // 1 + e rounds to 1 either way. (The generic code, with compares and blends for the
@@ -47,67 +45,21 @@ static inline VF32 times_pow2(VF32 v, VF32 n) {
 constexpr float kMinX = -88.37626f, kMaxX = 87.33654f;
 #endif
 
-// sigmoid(x) = 1 / (1 + e) and silu(x) = x / (1 + e), e = exp(-x) with x clamped to
-// [kMinX, kMaxX] (e stays finite). Fewer operations than forming e / (1 + e) from exp(-|x|) and
-// flipping it where x > 0, and the division costs less than rcp14 with a Newton step: SiLU 0.28
-// -> 0.205 ns a float on a Zen 4, 0.40 -> 0.33 on a Xeon (Sapphire Rapids), in L1.
-// Within 2.5e-7 relative of float64 (tests/backends/test_activations.cpp).
-// A NaN stays NaN (min_f32 and max_f32 return their second operand's); sigmoid(-inf) is
-// sigmoid(kMinX), below 1e-38.
-template <bool Silu>
-static inline VF32 sigmoid_vec(VF32 x) {
-  const VF32 one = splat_f32(1.f);
-  const VF32 c = max_f32(splat_f32(kMinX), min_f32(splat_f32(kMaxX), x));
-  const VF32 n = round_nearest(c * splat_f32(-1.44269504f));
-  VF32 t = fnmsub_f32(n, splat_f32(0.693359375f), c);  // -c - n ln2, ln2 in two parts
-  t = fmadd_f32(n, splat_f32(2.12194440e-4f), t);
-  VF32 q = fmadd_f32(splat_f32(kQ4), t, splat_f32(kQ3));
-  q = fmadd_f32(q, t, splat_f32(kQ2));
-  q = fmadd_f32(q, t, splat_f32(kQ1));
-  q = fmadd_f32(q, t, splat_f32(kQ0));
-  const VF32 e = times_pow2(fmadd_f32(q, t, one), n);  // (1 + t q) * 2^n
-  return (Silu ? x : one) / add_f32(e, one);
-}
-
-// p[i] = sigmoid(p[i]), or p[i] * sigmoid(p[i]) when `Silu`.
-template <bool Silu>
-void sigmoid_run(float* p, int64_t n) {
-  int64_t i = 0;
-  for (; i + kF32Lanes <= n; i += kF32Lanes) store_f32(p + i, sigmoid_vec<Silu>(load_f32(p + i)));
-  if (i == n) return;
-#if MINFER_ISA_WIDE
-  const MaskF32 m = first_lanes_f32(int(n - i));
-  store_f32(p + i, sigmoid_vec<Silu>(load_f32(p + i, m)), m);
-#else
-  // Through a padded vector: AVX2's masked store is microcoded on AMD's cores.
-  alignas(32) float tail[kF32Lanes] = {};
-  for (int64_t j = i; j < n; ++j) tail[j - i] = p[j];
-  store_f32(tail, sigmoid_vec<Silu>(load_f32(tail)));
-  for (int64_t j = i; j < n; ++j) p[j] = tail[j - i];
-#endif
-}
-
-// exp(t) for a softmax row's t = x - max (t <= 0, or NaN), the same polynomial as sigmoid_vec:
-// exactly 0 below -87.33654, where exp leaves the normal floats; a NaN stays NaN.
-static inline VF32 exp_shifted(VF32 t) {
-  const VF32 c = max_f32(splat_f32(kMinX), t);  // (a NaN t: the second operand, kept)
-  const VF32 n = round_nearest(c * splat_f32(1.44269504f));
-  VF32 r = fmadd_f32(n, splat_f32(-0.693359375f), c);  // c - n ln2, ln2 in two parts
+// exp(v) for v within the clamped ranges of sigmoid_vec and exp_shifted: (1 + r q(r)) * 2^n,
+// n = round(v / ln2), r = v - n ln2 (ln2 in two parts).
+static inline VF32 exp_clamped(VF32 v) {
+  const VF32 n = round_nearest(v * splat_f32(1.44269504f));
+  VF32 r = fmadd_f32(n, splat_f32(-0.693359375f), v);
   r = fmadd_f32(n, splat_f32(2.12194440e-4f), r);
   VF32 q = fmadd_f32(splat_f32(kQ4), r, splat_f32(kQ3));
   q = fmadd_f32(q, r, splat_f32(kQ2));
   q = fmadd_f32(q, r, splat_f32(kQ1));
   q = fmadd_f32(q, r, splat_f32(kQ0));
-  const VF32 e = times_pow2(fmadd_f32(q, r, splat_f32(1.f)), n);  // (1 + r q) * 2^n
-#if MINFER_ISA_WIDE
-  const __mmask16 below = _mm512_cmp_ps_mask(t, splat_f32(-87.33654f), _CMP_LT_OQ);
-  return _mm512_mask_blend_ps(below, e, zero_f32());
-#else
-  return _mm256_andnot_ps(_mm256_cmp_ps(t, splat_f32(-87.33654f), _CMP_LT_OQ), e);
-#endif
+  return times_pow2(fmadd_f32(q, r, splat_f32(1.f)), n);
 }
 
-// The last n < kF32Lanes floats of a row as a vector, `fill` in the other lanes, and back.
+// The last n < kF32Lanes floats of a row as a vector, `fill` in the other lanes, and back (on
+// AVX2 through a padded vector: its masked store is microcoded on AMD's cores).
 static inline VF32 load_part(const float* p, int64_t n, float fill) {
 #if MINFER_ISA_WIDE
   return _mm512_mask_loadu_ps(splat_f32(fill), first_lanes_f32(int(n)), p);
@@ -121,11 +73,47 @@ static inline void store_part(float* p, VF32 v, int64_t n) {
 #if MINFER_ISA_WIDE
   store_f32(p, v, first_lanes_f32(int(n)));
 #else
-  alignas(32) float t[kF32Lanes];  // (AVX2's masked store is microcoded on AMD's cores)
+  alignas(32) float t[kF32Lanes];
   store_f32(t, v);
   for (int64_t j = 0; j < n; ++j) p[j] = t[j];
 #endif
 }
+
+// sigmoid(x) = 1 / (1 + e) and silu(x) = x / (1 + e), e = exp(-x) with x clamped to
+// [kMinX, kMaxX] (e stays finite). Fewer operations than forming e / (1 + e) from exp(-|x|) and
+// flipping it where x > 0, and the division costs less than rcp14 with a Newton step: SiLU 0.28
+// -> 0.205 ns a float on a Zen 4, 0.40 -> 0.33 on a Xeon (Sapphire Rapids), in L1.
+// Within 2.5e-7 relative of float64 (tests/backends/test_activations.cpp).
+// A NaN stays NaN (min_f32 and max_f32 return their second operand's); sigmoid(-inf) is
+// sigmoid(kMinX), below 1e-38.
+template <bool Silu>
+static inline VF32 sigmoid_vec(VF32 x) {
+  const VF32 one = splat_f32(1.f);
+  const VF32 c = max_f32(splat_f32(kMinX), min_f32(splat_f32(kMaxX), x));
+  return (Silu ? x : one) / add_f32(exp_clamped(-c), one);
+}
+
+// p[i] = sigmoid(p[i]), or p[i] * sigmoid(p[i]) when `Silu`.
+template <bool Silu>
+void sigmoid_run(float* p, int64_t n) {
+  int64_t i = 0;
+  for (; i + kF32Lanes <= n; i += kF32Lanes) store_f32(p + i, sigmoid_vec<Silu>(load_f32(p + i)));
+  if (i < n) store_part(p + i, sigmoid_vec<Silu>(load_part(p + i, n - i, 0.f)), n - i);
+}
+
+// exp(t) for a softmax row's t = x - max (t <= 0, or NaN): exactly 0 below -87.33654, where
+// exp leaves the normal floats; a NaN stays NaN.
+static inline VF32 exp_shifted(VF32 t) {
+  // (A NaN t: max_f32 returns its second operand.)
+  const VF32 e = exp_clamped(max_f32(splat_f32(kMinX), t));
+#if MINFER_ISA_WIDE
+  const __mmask16 below = _mm512_cmp_ps_mask(t, splat_f32(-87.33654f), _CMP_LT_OQ);
+  return _mm512_mask_blend_ps(below, e, zero_f32());
+#else
+  return _mm256_andnot_ps(_mm256_cmp_ps(t, splat_f32(-87.33654f), _CMP_LT_OQ), e);
+#endif
+}
+
 static inline float lanes_sum(VF32 v) {
   alignas(64) float t[kF32Lanes];
   store_f32(t, v);
