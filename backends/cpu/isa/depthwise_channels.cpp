@@ -391,6 +391,14 @@ void window_cols(const NhwcRow& g, int64_t qa, int64_t qb) {
   }
 }
 
+// Input row ih of the group at channel m0 (its lanes by mask) as W-float pixels from dst.
+template <bool Tail>
+void copy_group_row(const DepthwiseNhwc& a, int64_t m0, MaskF32 mask, int64_t ih, float* dst) {
+  const float* src = a.x + ih * a.w * a.c + m0;
+  for (int64_t iw = 0; iw < a.w; ++iw)
+    store_lanes<false>(dst + iw * W, load_lanes<Tail>(src + iw * a.c, mask), mask);
+}
+
 // The window path's padded plane of the group at channel m0 (its channels' lanes by mask), rows
 // [pr0, pr1): padded row pr is input row pr - K / 2, column pc input column pc - K / 2, zero
 // outside the input and past its channels.
@@ -403,10 +411,7 @@ void pad_group_plane(const DepthwiseNhwc& a, int64_t m0, MaskF32 mask, int64_t p
     float* dst = padded + pr * row;
     const int64_t ih = pr - P;
     fill(dst, row, 0.f);
-    if (ih < 0 || ih >= a.h) continue;
-    const float* src = a.x + ih * a.w * a.c + m0;
-    for (int64_t iw = 0; iw < a.w; ++iw)
-      store_lanes<false>(dst + (iw + P) * W, load_lanes<true>(src + iw * a.c, mask), mask);
+    if (ih >= 0 && ih < a.h) copy_group_row<true>(a, m0, mask, ih, dst + P * W);
   }
 }
 
@@ -425,12 +430,8 @@ constexpr int64_t kAliasBytes = 1024, kCompactFloats = 8192;
 template <bool Tail>
 void compact_rows(const DepthwiseNhwc& a, int64_t m0, MaskF32 mask, int64_t ih0, int64_t ih1,
                   float* compact) {
-  for (int64_t ih = ih0; ih < ih1; ++ih) {
-    const float* src = a.x + ih * a.w * a.c + m0;
-    float* dst = compact + (ih - ih0) * a.w * W;
-    for (int64_t iw = 0; iw < a.w; ++iw)
-      store_lanes<false>(dst + iw * W, load_lanes<Tail>(src + iw * a.c, mask), mask);
-  }
+  for (int64_t ih = ih0; ih < ih1; ++ih)
+    copy_group_row<Tail>(a, m0, mask, ih, compact + (ih - ih0) * a.w * W);
 }
 
 // Output rows [r0, r1) of the group at channel m0 (g: its weights, bias and mask set).
