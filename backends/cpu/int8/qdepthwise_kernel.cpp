@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backends/cpu/env_switch.h"
 #include "backends/cpu/int8/qgemm.h"
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
@@ -56,9 +57,9 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   weights_.assign(size_t((taps - 1) * c_ + padded), 0);
   init_.assign(size_t(padded), 0);
   const int8_t* wp = w.data<int8_t>();
-  const int32_t* bias =
-      ctx.inputs.size() > 2 && ctx.inputs[2].present ? ctx.inputs[2].constant->data<int32_t>()
-                                                     : nullptr;
+  const int32_t* bias = ctx.inputs.size() > 2 && ctx.inputs[2].present
+                            ? ctx.inputs[2].constant->data<int32_t>()
+                            : nullptr;
   for (int64_t ch = 0; ch < c_; ++ch) {
     int32_t sum = 0;
     for (int64_t t = 0; t < taps; ++t) {
@@ -72,15 +73,51 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   }
   // The input columns past the right edge that the last pixel's taps reach.
   const int64_t pad_r = std::max<int64_t>(0, (ow_ - 1) * sw_ - pad_l_ + (kw_ - 1) * dw_ - (w_ - 1));
-  padded_w_ = ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r > 0 ? pad_l_ + w_ + pad_r : 0;
   ring_rows_ = std::min(h_, (kh_ - 1) * dh_ + 1);
+  const q8::DepthwiseQuadKernels& quads = q8::depthwise_quad_kernels(active_isa());
+  if (quads.sums && quads.supports(kw_, sw_) && dh_ == 1 && dw_ == 1 &&
+      env_switch("MINFER_CPU_INT8_DEPTHWISE_QUADS", true))
+    prepare_quads(quads, wp);
+  if (quads_) weights_ = {};  // (the plain sums' table)
+  padded_w_ =
+      !quads_ && ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r > 0 ? pad_l_ + w_ + pad_r : 0;
+  if (padded_w_ > 0) ring_slot_bytes_ = size_t(padded_w_ * c_);
+  if (!quads_) acc_pixels_ = ow_, acc_stride_ = c_;
   zero_row_.assign(size_t(std::max(w_, padded_w_) * c_), static_cast<int8_t>(x_zero_point_));
   sums_ = &q8::depthwise_kernels(active_isa());
   threads_ = std::max(1, ctx.threads);
   per_thread_bytes_ = sums_bytes() + taps_bytes();
-  if (padded_w_ > 0)
-    per_thread_bytes_ += padded_rows_bytes() + size_t(ring_rows_) * sizeof(int64_t);
+  if (ring_slot_bytes_ > 0)
+    per_thread_bytes_ += ring_bytes() + size_t(ring_rows_) * sizeof(int64_t);
   ctx.workspace_bytes = size_t(threads_) * per_thread_bytes_;
+}
+
+void QDepthwiseKernel::prepare_quads(const q8::DepthwiseQuadKernels& kernels, const int8_t* w) {
+  constexpr int64_t kPixels = q8::kQuadTilePixels;
+  quads_ = &kernels;
+  channels_padded_ = (c_ + 15) / 16 * 16;
+  const int64_t cp = channels_padded_;
+  acc_pixels_ = (ow_ + kPixels - 1) / kPixels * kPixels, acc_stride_ = cp;
+  // The last tile's last pixel reads padded columns up to sw_ * (acc_pixels_ - 1) + kw_ - 1.
+  quads_per_row_ = (sw_ * (acc_pixels_ - 1) + kw_ - 1) / 4 + 1;
+  ring_slot_bytes_ = size_t(quads_per_row_ * cp * 4);
+  zero_quads_.assign(ring_slot_bytes_, static_cast<uint8_t>(x_zero_point_ + 128));
+  const int64_t dwords = q8::quad_tap_dwords(int(kw_));
+  quad_taps_.assign(size_t(kh_ * dwords * cp), 0);
+  quad_init_.assign(size_t(cp), 0);
+  for (int64_t ch = 0; ch < c_; ++ch) {
+    const int8_t* wc = w + ch * kh_ * kw_;
+    int32_t sum = 0;
+    for (int64_t t = 0; t < kh_ * kw_; ++t) sum += wc[t];
+    quad_init_[size_t(ch)] =
+        static_cast<int32_t>(uint32_t(init_[size_t(ch)]) - 128u * uint32_t(sum));
+    for (int64_t ky = 0; ky < kh_; ++ky)
+      for (int64_t kx = 0; kx < kw_; ++kx) {
+        int32_t& dword = quad_taps_[size_t((ky * dwords + kx / 4) * cp + ch)];
+        dword = static_cast<int32_t>(uint32_t(dword) | uint32_t(uint8_t(wc[ky * kw_ + kx]))
+                                                           << (8 * (kx % 4)));
+      }
+  }
 }
 
 void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64_t r0, int64_t r1,
@@ -94,46 +131,64 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
   const int64_t ox_lo = std::min(ow_, (pad_l_ + sw_ - 1) / sw_);
   const int64_t last_column = w_ - 1 - ((kw_ - 1) * dw_ - pad_l_);  // of the last tap at ox = 0
   const int64_t ox_hi = last_column < 0 ? ox_lo : std::clamp(last_column / sw_ + 1, ox_lo, ow_);
-  const q8::RequantParams rq = rq_.params();
-  int8_t* padded = nullptr;
+  uint8_t* ring = nullptr;
   int64_t* copied = nullptr;  // per slot of the ring: the row it holds, n * h + iy (-1: none)
-  const int64_t padded_bytes = padded_w_ * c;
-  if (padded_w_ > 0) {
-    padded = reinterpret_cast<int8_t*>(ws + sums_bytes() + taps_bytes());
-    copied = reinterpret_cast<int64_t*>(padded + padded_rows_bytes());
+  if (ring_slot_bytes_ > 0) {
+    ring = ws + sums_bytes() + taps_bytes();
+    copied = reinterpret_cast<int64_t*>(ring + ring_bytes());
     std::fill(copied, copied + ring_rows_, -1);
   }
+  // Input row iy of image n in the ring (padded or as quads), copied there if it is not yet.
+  // The kernel's rows span ring_rows_ consecutive input rows: their slots differ, and a row
+  // taking a slot replaces one that no later output row reads.
+  auto ring_row = [&](int64_t n, int64_t iy) {
+    const int64_t slot = iy % ring_rows_;
+    uint8_t* row = ring + size_t(slot) * ring_slot_bytes_;
+    if (copied[slot] != n * h_ + iy) {
+      const int8_t* in = x + (n * h_ + iy) * row_bytes;
+      if (quads_) {
+        quads_->to_quads(in, w_, pad_l_, zero_row, c, channels_padded_, quads_per_row_, row);
+      } else {
+        int8_t* padded = reinterpret_cast<int8_t*>(row);
+        const int8_t zp = static_cast<int8_t>(x_zero_point_);
+        std::fill(padded, padded + pad_l_ * c, zp);
+        std::copy_n(in, row_bytes, padded + pad_l_ * c);
+        std::fill(padded + pad_l_ * c + row_bytes, padded + ring_slot_bytes_, zp);
+      }
+      copied[slot] = n * h_ + iy;
+    }
+    return row;
+  };
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / oh_, oy = r % oh_;
     const int8_t* image = x + n * h_ * row_bytes;
-    if (padded) {
+    if (quads_) {
+      const uint8_t** rows = reinterpret_cast<const uint8_t**>(taps);
+      for (int64_t ky = 0; ky < kh_; ++ky) {
+        const int64_t iy = oy * sh_ - pad_t_ + ky;
+        rows[ky] = iy < 0 || iy >= h_ ? zero_quads_.data() : ring_row(n, iy);
+      }
+      // A block of channels at a time, requantized while its sums are in L1 (kQuadBlock).
+      for (int64_t c0 = 0; c0 < c; c0 += kQuadBlock) {
+        const int64_t c1 = std::min(c0 + kQuadBlock, channels_padded_);
+        quads_->sums({rows, kh_, kw_, sw_, acc_pixels_, channels_padded_, c0, c1, quad_taps_.data(),
+                      quad_init_.data(), acc});
+        output_row(r, acc, c0, std::min(c1, c), z, y);
+      }
+      continue;
+    } else if (padded_w_ > 0) {
       // Every pixel in the tiles: pixel ox's taps from padded column ox * sw_.
       for (int64_t ky = 0; ky < kh_; ++ky) {
         const int64_t iy = oy * sh_ - pad_t_ + ky * dh_;
-        if (iy < 0 || iy >= h_) {
-          taps[ky] = zero_row;
-          continue;
-        }
-        // The kernel's rows span ring_rows_ consecutive input rows: their slots differ, and a
-        // row taking a slot replaces one that no later output row reads.
-        const int64_t slot = iy % ring_rows_;
-        int8_t* row = padded + slot * padded_bytes;
-        if (copied[slot] != n * h_ + iy) {
-          const int8_t zp = static_cast<int8_t>(x_zero_point_);
-          std::fill(row, row + pad_l_ * c, zp);
-          std::copy_n(image + iy * row_bytes, row_bytes, row + pad_l_ * c);
-          std::fill(row + pad_l_ * c + row_bytes, row + padded_bytes, zp);
-          copied[slot] = n * h_ + iy;
-        }
-        taps[ky] = row;
+        taps[ky] = iy < 0 || iy >= h_ ? zero_row : reinterpret_cast<const int8_t*>(ring_row(n, iy));
       }
       sums_->sums({taps, kh_, kw_, dw_ * c, sw_ * c, ow_, c, weights_.data(), init_.data(), acc});
     } else if (ox_hi > ox_lo) {
       // Tap (ky, kx) of pixel ox_lo + p at taps[ky] + p * pixel_step + kx * tap_step.
       for (int64_t ky = 0; ky < kh_; ++ky) {
         const int64_t iy = oy * sh_ - pad_t_ + ky * dh_;
-        taps[ky] = (iy >= 0 && iy < h_ ? image + iy * row_bytes : zero_row) +
-                   (ox_lo * sw_ - pad_l_) * c;
+        taps[ky] =
+            (iy >= 0 && iy < h_ ? image + iy * row_bytes : zero_row) + (ox_lo * sw_ - pad_l_) * c;
       }
       sums_->sums({taps, kh_, kw_, dw_ * c, sw_ * c, ox_hi - ox_lo, c, weights_.data(),
                    init_.data(), acc + ox_lo * c});
@@ -150,19 +205,26 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
       }
       sums_->sums({taps, kh_ * kw_, 1, 0, 0, 1, c, weights_.data(), init_.data(), acc + ox * c});
     };
-    if (!padded) {
+    if (!ring) {
       for (int64_t ox = 0; ox < ox_lo; ++ox) edge_pixel(ox);
       for (int64_t ox = ox_hi; ox < ow_; ++ox) edge_pixel(ox);
     }
-    // The row's pixels as the rows of one tile of all channels.
-    const int64_t out = r * ow_ * c;
-    if (rq_.quantize)
-      q8::quantize_tile(rq_, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c);
-    else if (rq_.int8_out)
-      requant_(rq, acc, c, int(ow_), 0, c, static_cast<int8_t*>(y) + out, c, z ? z + out : nullptr);
-    else
-      q8::dequant_tile(rq_, acc, c, int(ow_), 0, c, static_cast<float*>(y) + out, c);
+    output_row(r, acc, 0, c, z, y);
   }
+}
+
+void QDepthwiseKernel::output_row(int64_t r, int32_t* acc, int64_t c0, int64_t c1, const int8_t* z,
+                                  void* y) const {
+  // The row's pixels as the rows of one tile of channels [c0, c1).
+  const int64_t out = r * ow_ * c_ + c0, ld = acc_stride_, cols = c1 - c0;
+  acc += c0;
+  if (rq_.quantize)
+    q8::quantize_tile(rq_, acc, ld, int(ow_), c0, cols, static_cast<int8_t*>(y) + out, c_);
+  else if (rq_.int8_out)
+    requant_(rq_.params(), acc, ld, int(ow_), c0, cols, static_cast<int8_t*>(y) + out, c_,
+             z ? z + out : nullptr);
+  else
+    q8::dequant_tile(rq_, acc, ld, int(ow_), c0, cols, static_cast<float*>(y) + out, c_);
 }
 
 void QDepthwiseKernel::run(RunContext& ctx) const {

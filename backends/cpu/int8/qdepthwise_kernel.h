@@ -2,8 +2,9 @@
 // channel per group: MobileNet, EfficientNet). The GEMM kernel would run one tiny GEMM per
 // channel; here each output pixel accumulates its taps across all channels at once (channels
 // are the contiguous NHWC axis), a register tile of pixels x channel vectors at the ISA level
-// (backends/cpu/isa/qdepthwise_sums.cpp), and a row of pixels goes through the same requantize
-// epilogue as the GEMM kernel's tiles (requant.h): equal bit for bit to the reference.
+// (backends/cpu/isa/qdepthwise_sums.cpp; on the VNNI levels 4 taps a lane on quad rows,
+// qdepthwise_quads.cpp), and a row of pixels goes through the same requantize epilogue as the
+// GEMM kernel's tiles (requant.h): equal bit for bit to the reference.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,10 @@ class QDepthwiseKernel final : public Kernel {
   void run_rows(const int8_t* x, const int8_t* z, void* y, int64_t r0, int64_t r1,
                 void* scratch) const;
 
+  void prepare_quads(const q8::DepthwiseQuadKernels& kernels, const int8_t* w);
+  // Output row r's channels [c0, c1) from their sums in acc (acc_stride_ apart).
+  void output_row(int64_t r, int32_t* acc, int64_t c0, int64_t c1, const int8_t* z, void* y) const;
+
   int64_t n_ = 1, h_ = 1, w_ = 1, c_ = 1, oh_ = 1, ow_ = 1;
   int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pad_t_ = 0, pad_l_ = 0;
   int32_t x_zero_point_ = 0;
@@ -48,17 +53,37 @@ class QDepthwiseKernel final : public Kernel {
   // fewer, and MobileNet v2's stride-2 layers were 5-9 % slower with the copies; Zen 5.)
   static constexpr int64_t kPaddedWidth = 32;
   int64_t padded_w_ = 0;  // > 0: the rows are copied, this wide (pad_l_ + w_ + right padding)
-  int64_t ring_rows_ = 0;  // the input rows one output row reads, (kh - 1) * dh + 1
-  size_t padded_rows_bytes() const { return (size_t(ring_rows_ * padded_w_ * c_) + 63) / 64 * 64; }
+  // The quad path (VNNI levels; 3x3 and 5x5 kernels at stride 1 or 2, no dilation;
+  // MINFER_CPU_INT8_DEPTHWISE_QUADS=0 turns it off): the sums on quad rows
+  // (q8::DepthwiseQuadRun), each input row transposed once into the ring, every pixel in the
+  // tiles. MobileNet v2's depthwise layers 0.83x the time of the plain sums, EfficientNet-B0's
+  // 0.84x (at avxvnni 0.69x; Zen 5).
+  const q8::DepthwiseQuadKernels* quads_ = nullptr;  // null: the plain sums
+  // Channels summed and requantized at a time, their sums still in L1: single depthwise layers
+  // with float outputs (14x14 planes of 384 and 576 channels, 56x56 of 144) 0.87-0.91x the time
+  // of whole rows, MobileNet v2's and EfficientNet-B0's layers even (Zen 5).
+  static constexpr int64_t kQuadBlock = 64;
+  int64_t quads_per_row_ = 0, channels_padded_ = 0;
+  std::vector<int32_t> quad_taps_;   // DepthwiseQuadRun's taps
+  std::vector<int32_t> quad_init_;   // init_ less 128 * the channel's weights (x + 128 is read)
+  std::vector<uint8_t> zero_quads_;  // a quad row of zero points: the kernel rows in the padding
+  int64_t ring_rows_ = 0;            // the input rows one output row reads, (kh - 1) * dh + 1
+  size_t ring_slot_bytes_ = 0;       // one row of the ring: padded or quads
+  size_t ring_bytes() const { return (size_t(ring_rows_) * ring_slot_bytes_ + 63) / 64 * 64; }
+  // A row's sums: acc_pixels_ x acc_stride_ int32s (the quad tiles write whole 4 pixels and
+  // channels_padded_ lanes).
+  int64_t acc_pixels_ = 0, acc_stride_ = 0;
   q8::Requant rq_;
   const q8::DepthwiseKernels* sums_ = nullptr;  // at the ISA level
   q8::RequantTile requant_ = nullptr;           // rq_'s int8 output at the ISA level
   int threads_ = 1;
-  // A thread's workspace: a row's sums, the tap pointers of one run, then (padded_w_ > 0) the
-  // ring of padded rows and, per slot, the row it holds. The workspace is 64-byte aligned, and
-  // so is each part but the last.
+  // A thread's workspace: a row's sums, the tap pointers of one run, then (padded or quads) the
+  // ring of rows and, per slot, the row it holds. The workspace is 64-byte aligned, and so is
+  // each part but the last.
   size_t per_thread_bytes_ = 0;
-  size_t sums_bytes() const { return (size_t(ow_ * c_) * sizeof(int32_t) + 63) / 64 * 64; }
+  size_t sums_bytes() const {
+    return (size_t(acc_pixels_ * acc_stride_) * sizeof(int32_t) + 63) / 64 * 64;
+  }
   size_t taps_bytes() const { return (size_t(kh_ * kw_) * sizeof(int8_t*) + 63) / 64 * 64; }
 };
 

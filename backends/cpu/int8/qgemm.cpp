@@ -23,6 +23,9 @@ const LevelKernels& level(Isa isa) {
 const MicroKernels& micro_kernels(Isa isa) { return *level(isa).int8; }
 const RequantKernels& requant_kernels(Isa isa) { return *level(isa).int8_requant; }
 const DepthwiseKernels& depthwise_kernels(Isa isa) { return *level(isa).int8_depthwise; }
+const DepthwiseQuadKernels& depthwise_quad_kernels(Isa isa) {
+  return *level(isa).int8_depthwise_quads;
+}
 const QuantizeKernels& quantize_kernels(Isa isa) { return *level(isa).int8_quantize; }
 
 PackedWeights::PackedWeights(const MicroKernels& geo, const int8_t* w, int64_t n, int64_t k) {

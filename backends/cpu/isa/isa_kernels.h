@@ -136,6 +136,41 @@ struct DepthwiseKernels {
   void (*sums)(const DepthwiseRun&);
 };
 
+// The int8 depthwise sums on quads (VNNI levels; backends/cpu/isa/qdepthwise_quads.cpp). A quad
+// row holds an input row as u8 (x + 128) in quads of 4 neighbouring pixels: quad q, channel c,
+// pixel 4q + b of the row padded on the left at byte (q * channels_padded + c) * 4 + b, so that
+// one vpdpbusd lane sums up to 4 taps of a kernel row. A tile of 4 output pixels starts at a
+// padded column stride * p0 that is a multiple of 4 (quad q0); pixel i's taps lie in its
+// quads quad_first .. quad_last (counted from q0), each (pixel, quad) one vpdpbusd whose
+// weights are the kernel row's taps shifted: byte b is tap 4 j + b - stride i, or 0.
+inline constexpr int kQuadTilePixels = 4;
+constexpr int quad_first(int stride, int i) { return stride * i / 4; }
+constexpr int quad_last(int stride, int kernel_w, int i) { return (stride * i + kernel_w - 1) / 4; }
+// acc[p * channels_padded + c] = init[c] + the taps' sums of pixel p < pixels (a multiple of 4)
+// for c in [c0, c1) (multiples of 16, c1 <= channels_padded; the channels past the layer's hold
+// 0 weights).
+// taps: [kernel row][dword][channels_padded] int32s, each dword 4 taps of the row as bytes
+// (zeros past its last tap), 1 dword for kernels up to 4 wide and 2 up to 8.
+constexpr int quad_tap_dwords(int kernel_w) { return (kernel_w + 3) / 4; }
+struct DepthwiseQuadRun {
+  const uint8_t* const* rows;  // per kernel row, its quad row
+  int64_t kernel_rows, kernel_w, stride;
+  int64_t pixels, channels_padded, c0, c1;
+  const int32_t* taps;
+  const int32_t* init;
+  int32_t* acc;
+};
+struct DepthwiseQuadKernels {
+  Isa isa;
+  // Null below the VNNI levels.
+  bool (*supports)(int64_t kernel_w, int64_t stride);
+  void (*sums)(const DepthwiseQuadRun&);
+  // The quad row of an NHWC row of `width` pixels of `channels`, padded by pad_left pixels on
+  // the left and past its right end (to 4 * quads pixels) with zero_pixel's channels.
+  void (*to_quads)(const int8_t* row, int64_t width, int64_t pad_left, const int8_t* zero_pixel,
+                   int64_t channels, int64_t channels_padded, int64_t quads, uint8_t* out);
+};
+
 }  // namespace minfer::cpu::q8
 
 namespace minfer::cpu::f32 {
@@ -255,7 +290,7 @@ struct DepthwiseChannelKernels {
 // channels (backends/cpu/isa/winograd_rows.cpp). The 36 values of point p = 6 * row + column
 // of the run's tile l (part l / n) lie at p * point_stride + l.
 struct WinogradInputRun {
-  const float* x;    // the first channel's input plane [h, w]
+  const float* x;     // the first channel's input plane [h, w]
   int64_t x_channel;  // floats from one channel's plane to the next
   int64_t h, w;
   int64_t ih0, iw0;  // the first tile's 6x6 window corner (may lie in the padding)
@@ -298,8 +333,8 @@ struct SmoothActivation {
 
 // dst [cols, rows] = src [rows, cols]^T, plus add (laid out as dst) where not null, read just
 // before dst is written there (add may be dst) (backends/cpu/isa/transpose.cpp).
-using Transpose = void (*)(const float* src, int64_t rows, int64_t cols, int64_t ld_src,
-                           float* dst, int64_t ld_dst, const float* add);
+using Transpose = void (*)(const float* src, int64_t rows, int64_t cols, int64_t ld_src, float* dst,
+                           int64_t ld_dst, const float* add);
 struct TransposeKernels {
   Isa isa;
   Transpose transpose;
@@ -316,6 +351,7 @@ struct LevelKernels {
   const q8::MicroKernels* int8;
   const q8::RequantKernels* int8_requant;
   const q8::DepthwiseKernels* int8_depthwise;
+  const q8::DepthwiseQuadKernels* int8_depthwise_quads;
   const q8::QuantizeKernels* int8_quantize;
   const f32::MicroKernels* fp32;
   const f32::DepthwisePlanes* depthwise_planes;
