@@ -54,8 +54,8 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   // sums take x, not x - zero point: init takes zero point * the channel's weights off (the
   // taps in the padding read the zero point, so every pixel has them all).
   const int64_t taps = kh_ * kw_, padded = c_ + 32;
-  weights_.assign(size_t((taps - 1) * c_ + padded), 0);
-  init_.assign(size_t(padded), 0);
+  weights_ = AlignedArray<int32_t>(size_t((taps - 1) * c_ + padded));
+  init_ = AlignedArray<int32_t>(size_t(padded));
   const int8_t* wp = w.data<int8_t>();
   const int32_t* bias = ctx.inputs.size() > 2 && ctx.inputs[2].present
                             ? ctx.inputs[2].constant->data<int32_t>()
@@ -83,7 +83,8 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
       !quads_ && ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r > 0 ? pad_l_ + w_ + pad_r : 0;
   if (padded_w_ > 0) ring_slot_bytes_ = size_t(padded_w_ * c_);
   if (!quads_) acc_pixels_ = ow_, acc_stride_ = c_;
-  zero_row_.assign(size_t(std::max(w_, padded_w_) * c_), static_cast<int8_t>(x_zero_point_));
+  zero_row_ = AlignedArray<int8_t>(size_t(std::max(w_, padded_w_) * c_),
+                                   static_cast<int8_t>(x_zero_point_));
   sums_ = &q8::depthwise_kernels(active_isa());
   threads_ = std::max(1, ctx.threads);
   per_thread_bytes_ = sums_bytes() + taps_bytes();
@@ -101,10 +102,10 @@ void QDepthwiseKernel::prepare_quads(const q8::DepthwiseQuadKernels& kernels, co
   // The last tile's last pixel reads padded columns up to sw_ * (acc_pixels_ - 1) + kw_ - 1.
   quads_per_row_ = (sw_ * (acc_pixels_ - 1) + kw_ - 1) / 4 + 1;
   ring_slot_bytes_ = size_t(quads_per_row_ * cp * 4);
-  zero_quads_.assign(ring_slot_bytes_, static_cast<uint8_t>(x_zero_point_ + 128));
+  zero_quads_ = AlignedArray<uint8_t>(ring_slot_bytes_, static_cast<uint8_t>(x_zero_point_ + 128));
   const int64_t dwords = q8::quad_tap_dwords(int(kw_));
-  quad_taps_.assign(size_t(kh_ * dwords * cp), 0);
-  quad_init_.assign(size_t(cp), 0);
+  quad_taps_ = AlignedArray<int32_t>(size_t(kh_ * dwords * cp));
+  quad_init_ = AlignedArray<int32_t>(size_t(cp));
   for (int64_t ch = 0; ch < c_; ++ch) {
     const int8_t* wc = w + ch * kh_ * kw_;
     int32_t sum = 0;

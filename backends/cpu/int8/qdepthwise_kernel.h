@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/aligned_array.h"
 #include "backends/cpu/int8/requant.h"
 #include "minfer/kernel.h"
 
@@ -40,9 +41,9 @@ class QDepthwiseKernel final : public Kernel {
   int64_t n_ = 1, h_ = 1, w_ = 1, c_ = 1, oh_ = 1, ow_ = 1;
   int64_t kh_ = 1, kw_ = 1, sh_ = 1, sw_ = 1, dh_ = 1, dw_ = 1, pad_t_ = 0, pad_l_ = 0;
   int32_t x_zero_point_ = 0;
-  std::vector<int32_t> weights_;  // [tap][channel]: DepthwiseRun's w
-  std::vector<int32_t> init_;     // per channel: bias - zero point * sum of the channel's weights
-  std::vector<int8_t> zero_row_;  // an input row of zero points: the taps in the padding read it
+  AlignedArray<int32_t> weights_;  // [tap][channel]: DepthwiseRun's w
+  AlignedArray<int32_t> init_;     // per channel: bias - zero point * sum of the channel's weights
+  AlignedArray<int8_t> zero_row_;  // an input row of zero points: the taps in the padding read it
   // Narrow planes (ow <= kPaddedWidth), where the pixels near the edges are many: each thread
   // copies the input rows it reads once, with zero points for the padding on both of their
   // sides, into a ring of the rows that one output row reads, so that every pixel of a row runs
@@ -64,11 +65,11 @@ class QDepthwiseKernel final : public Kernel {
   // of whole rows, MobileNet v2's and EfficientNet-B0's layers even (Zen 5).
   static constexpr int64_t kQuadBlock = 64;
   int64_t quads_per_row_ = 0, channels_padded_ = 0;
-  std::vector<int32_t> quad_taps_;   // DepthwiseQuadRun's taps
-  std::vector<int32_t> quad_init_;   // init_ less 128 * the channel's weights (x + 128 is read)
-  std::vector<uint8_t> zero_quads_;  // a quad row of zero points: the kernel rows in the padding
-  int64_t ring_rows_ = 0;            // the input rows one output row reads, (kh - 1) * dh + 1
-  size_t ring_slot_bytes_ = 0;       // one row of the ring: padded or quads
+  AlignedArray<int32_t> quad_taps_;   // DepthwiseQuadRun's taps
+  AlignedArray<int32_t> quad_init_;   // init_ less 128 * the channel's weights (x + 128 is read)
+  AlignedArray<uint8_t> zero_quads_;  // a quad row of zero points: the kernel rows in the padding
+  int64_t ring_rows_ = 0;             // the input rows one output row reads, (kh - 1) * dh + 1
+  size_t ring_slot_bytes_ = 0;        // one row of the ring: padded or quads
   size_t ring_bytes() const { return (size_t(ring_rows_) * ring_slot_bytes_ + 63) / 64 * 64; }
   // A row's sums: acc_pixels_ x acc_stride_ int32s (the quad tiles write whole 4 pixels and
   // channels_padded_ lanes).
