@@ -73,8 +73,8 @@ inline constexpr QConvShape kQConvShapes[] = {
     // their pairs, strides, 5x5, dilation, a plane smaller than the kernel (3 images of 2 rows),
     // no padding (every pixel inside), rows of several 4-pixel tiles; rows wider than 32
     // pixels, whose edge pixels go one by one (narrower ones read padded copies of the rows).
-    // On the VNNI levels the quad rows: 64-channel transposes and a tail (85), blocks of 64
-    // channels and a 16 (144), 8- and 4-pixel tiles (12 columns), a kernel 5 rows by 3
+    // The group rows: 64-channel transposes and a tail (85), blocks of 64 channels and a 16
+    // (144), whole tiles and the last group's (12 columns), a kernel 5 rows by 3
     {2, 7, 9, 24, 24, 3, 3, 1, 1, 24, 1}, {1, 14, 13, 33, 33, 3, 3, 2, 1, 33, 1},
     {1, 9, 9, 20, 20, 5, 5, 1, 2, 20, 1}, {1, 6, 6, 8, 8, 5, 5, 2, 2, 8, 1},
     {1, 5, 5, 7, 7, 3, 3, 1, 1, 7, 2},    {3, 2, 3, 9, 9, 3, 3, 1, 1, 9, 1},

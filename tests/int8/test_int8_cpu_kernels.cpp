@@ -106,12 +106,12 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
     cpu::set_isa_cap(isa);
     // Convs with whole lanes of channels run as implicit GEMMs and 1x1 convs' rows of whole
     // lanes are read in place (signed rows, on the VNNI levels whatever the CPU's maker), and
-    // depthwise convs on the VNNI levels sum quad rows; off, as GEMMs on packed copies
-    // (im2col's) and the depthwise taps one at a time.
+    // depthwise convs sum group rows; off, as GEMMs on packed copies (im2col's) and the
+    // depthwise taps one at a time.
     for (const char* fast_paths : {"1", "0"}) {
       ScopedEnv implicit("MINFER_CPU_INT8_IMPLICIT", fast_paths);
       ScopedEnv signed_rows("MINFER_CPU_INT8_SIGNED_ROWS", fast_paths);
-      ScopedEnv quads("MINFER_CPU_INT8_DEPTHWISE_QUADS", fast_paths);
+      ScopedEnv groups("MINFER_CPU_INT8_DEPTHWISE_GROUPS", fast_paths);
       for (const QConvShape& cc : kQConvShapes) {
         for (QConvVariant variant : kQConvVariants) {
           INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant)

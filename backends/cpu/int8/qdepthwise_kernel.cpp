@@ -74,17 +74,17 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   // The input columns past the right edge that the last pixel's taps reach.
   const int64_t pad_r = std::max<int64_t>(0, (ow_ - 1) * sw_ - pad_l_ + (kw_ - 1) * dw_ - (w_ - 1));
   ring_rows_ = std::min(h_, (kh_ - 1) * dh_ + 1);
-  const q8::DepthwiseQuadKernels& quads = q8::depthwise_quad_kernels(active_isa());
-  if (quads.sums && quads.supports(kw_, sw_) && dh_ == 1 && dw_ == 1 &&
-      env_switch("MINFER_CPU_INT8_DEPTHWISE_QUADS", true))
-    prepare_quads(quads, wp);
-  if (quads_) weights_ = {};  // (the plain sums' table)
+  zero_row_ =
+      AlignedArray<int8_t>(size_t((pad_l_ + w_ + pad_r) * c_), static_cast<int8_t>(x_zero_point_));
+  const q8::DepthwiseGroupKernels& groups = q8::depthwise_group_kernels(active_isa());
+  if (groups.supports(kw_, sw_) && dh_ == 1 && dw_ == 1 &&
+      env_switch("MINFER_CPU_INT8_DEPTHWISE_GROUPS", true))
+    prepare_groups(groups, wp);
+  if (groups_) weights_ = {};  // (the plain sums' table)
   padded_w_ =
-      !quads_ && ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r > 0 ? pad_l_ + w_ + pad_r : 0;
+      !groups_ && ow_ <= kPaddedWidth && sw_ == 1 && pad_l_ + pad_r > 0 ? pad_l_ + w_ + pad_r : 0;
   if (padded_w_ > 0) ring_slot_bytes_ = size_t(padded_w_ * c_);
-  if (!quads_) acc_pixels_ = ow_, acc_stride_ = c_;
-  zero_row_ = AlignedArray<int8_t>(size_t(std::max(w_, padded_w_) * c_),
-                                   static_cast<int8_t>(x_zero_point_));
+  if (!groups_) acc_pixels_ = ow_, acc_stride_ = c_;
   sums_ = &q8::depthwise_kernels(active_isa());
   threads_ = std::max(1, ctx.threads);
   per_thread_bytes_ = sums_bytes() + taps_bytes();
@@ -93,30 +93,34 @@ void QDepthwiseKernel::prepare(PrepareContext& ctx) {
   ctx.workspace_bytes = size_t(threads_) * per_thread_bytes_;
 }
 
-void QDepthwiseKernel::prepare_quads(const q8::DepthwiseQuadKernels& kernels, const int8_t* w) {
-  constexpr int64_t kPixels = q8::kQuadTilePixels;
-  quads_ = &kernels;
+void QDepthwiseKernel::prepare_groups(const q8::DepthwiseGroupKernels& kernels, const int8_t* w) {
+  groups_ = &kernels;
+  const int group = kernels.group;
   channels_padded_ = (c_ + 15) / 16 * 16;
   const int64_t cp = channels_padded_;
-  acc_pixels_ = (ow_ + kPixels - 1) / kPixels * kPixels, acc_stride_ = cp;
+  acc_pixels_ = (ow_ + group - 1) / group * group, acc_stride_ = cp;
   // The last tile's last pixel reads padded columns up to sw_ * (acc_pixels_ - 1) + kw_ - 1.
-  quads_per_row_ = (sw_ * (acc_pixels_ - 1) + kw_ - 1) / 4 + 1;
-  ring_slot_bytes_ = size_t(quads_per_row_ * cp * 4);
-  zero_quads_ = AlignedArray<uint8_t>(ring_slot_bytes_, static_cast<uint8_t>(x_zero_point_ + 128));
-  const int64_t dwords = q8::quad_tap_dwords(int(kw_));
-  quad_taps_ = AlignedArray<int32_t>(size_t(kh_ * dwords * cp));
-  quad_init_ = AlignedArray<int32_t>(size_t(cp));
+  groups_per_row_ = (sw_ * (acc_pixels_ - 1) + kw_ - 1) / group + 1;
+  ring_slot_bytes_ = size_t(groups_per_row_ * cp * 4);
+  zero_groups_ = AlignedArray<uint8_t>(ring_slot_bytes_);
+  kernels.to_groups(zero_row_.data(), 0, 0, zero_row_.data(), c_, cp, groups_per_row_,
+                    zero_groups_.data());
+  // Each dword `group` taps of a kernel row, as bytes or int16s.
+  const int64_t dwords = q8::group_tap_dwords(group, int(kw_)), bits = 32 / group;
+  const uint32_t tap_mask = uint32_t((uint64_t{1} << bits) - 1);
+  group_taps_ = AlignedArray<int32_t>(size_t(kh_ * dwords * cp));
+  group_init_ = AlignedArray<int32_t>(size_t(cp));
   for (int64_t ch = 0; ch < c_; ++ch) {
     const int8_t* wc = w + ch * kh_ * kw_;
     int32_t sum = 0;
     for (int64_t t = 0; t < kh_ * kw_; ++t) sum += wc[t];
-    quad_init_[size_t(ch)] =
-        static_cast<int32_t>(uint32_t(init_[size_t(ch)]) - 128u * uint32_t(sum));
+    group_init_[size_t(ch)] = static_cast<int32_t>(uint32_t(init_[size_t(ch)]) -
+                                                   uint32_t(kernels.input_offset) * uint32_t(sum));
     for (int64_t ky = 0; ky < kh_; ++ky)
       for (int64_t kx = 0; kx < kw_; ++kx) {
-        int32_t& dword = quad_taps_[size_t((ky * dwords + kx / 4) * cp + ch)];
-        dword = static_cast<int32_t>(uint32_t(dword) | uint32_t(uint8_t(wc[ky * kw_ + kx]))
-                                                           << (8 * (kx % 4)));
+        int32_t& dword = group_taps_[size_t((ky * dwords + kx / group) * cp + ch)];
+        const uint32_t tap = uint32_t(int32_t{wc[ky * kw_ + kx]}) & tap_mask;
+        dword = static_cast<int32_t>(uint32_t(dword) | tap << (bits * (kx % group)));
       }
   }
 }
@@ -139,7 +143,7 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
     copied = reinterpret_cast<int64_t*>(ring + ring_bytes());
     std::fill(copied, copied + ring_rows_, -1);
   }
-  // Input row iy of image n in the ring (padded or as quads), copied there if it is not yet.
+  // Input row iy of image n in the ring (padded or as groups), copied there if it is not yet.
   // The kernel's rows span ring_rows_ consecutive input rows: their slots differ, and a row
   // taking a slot replaces one that no later output row reads.
   auto ring_row = [&](int64_t n, int64_t iy) {
@@ -147,8 +151,8 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
     uint8_t* row = ring + size_t(slot) * ring_slot_bytes_;
     if (copied[slot] != n * h_ + iy) {
       const int8_t* in = x + (n * h_ + iy) * row_bytes;
-      if (quads_) {
-        quads_->to_quads(in, w_, pad_l_, zero_row, c, channels_padded_, quads_per_row_, row);
+      if (groups_) {
+        groups_->to_groups(in, w_, pad_l_, zero_row, c, channels_padded_, groups_per_row_, row);
       } else {
         int8_t* padded = reinterpret_cast<int8_t*>(row);
         const int8_t zp = static_cast<int8_t>(x_zero_point_);
@@ -163,17 +167,17 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / oh_, oy = r % oh_;
     const int8_t* image = x + n * h_ * row_bytes;
-    if (quads_) {
+    if (groups_) {
       const uint8_t** rows = reinterpret_cast<const uint8_t**>(taps);
       for (int64_t ky = 0; ky < kh_; ++ky) {
         const int64_t iy = oy * sh_ - pad_t_ + ky;
-        rows[ky] = iy < 0 || iy >= h_ ? zero_quads_.data() : ring_row(n, iy);
+        rows[ky] = iy < 0 || iy >= h_ ? zero_groups_.data() : ring_row(n, iy);
       }
-      // A block of channels at a time, requantized while its sums are in L1 (kQuadBlock).
-      for (int64_t c0 = 0; c0 < c; c0 += kQuadBlock) {
-        const int64_t c1 = std::min(c0 + kQuadBlock, channels_padded_);
-        quads_->sums({rows, kh_, kw_, sw_, acc_pixels_, channels_padded_, c0, c1, quad_taps_.data(),
-                      quad_init_.data(), acc});
+      // A block of channels at a time, requantized while its sums are in L1 (kGroupBlock).
+      for (int64_t c0 = 0; c0 < c; c0 += kGroupBlock) {
+        const int64_t c1 = std::min(c0 + kGroupBlock, channels_padded_);
+        groups_->sums({rows, kh_, kw_, sw_, acc_pixels_, channels_padded_, c0, c1,
+                       group_taps_.data(), group_init_.data(), acc});
         output_row(r, acc, c0, std::min(c1, c), z, y);
       }
       continue;

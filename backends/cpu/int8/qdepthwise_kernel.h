@@ -2,9 +2,9 @@
 // channel per group: MobileNet, EfficientNet). The GEMM kernel would run one tiny GEMM per
 // channel; here each output pixel accumulates its taps across all channels at once (channels
 // are the contiguous NHWC axis), a register tile of pixels x channel vectors at the ISA level
-// (backends/cpu/isa/qdepthwise_sums.cpp; on the VNNI levels 4 taps a lane on quad rows,
-// qdepthwise_quads.cpp), and a row of pixels goes through the same requantize epilogue as the
-// GEMM kernel's tiles (requant.h): equal bit for bit to the reference.
+// (backends/cpu/isa/qdepthwise_sums.cpp; for 3x3 and 5x5 kernels 2 or 4 taps a lane on group
+// rows, qdepthwise_groups.cpp), and a row of pixels goes through the same requantize epilogue as
+// the GEMM kernel's tiles (requant.h): equal bit for bit to the reference.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +34,7 @@ class QDepthwiseKernel final : public Kernel {
   void run_rows(const int8_t* x, const int8_t* z, void* y, int64_t r0, int64_t r1,
                 void* scratch) const;
 
-  void prepare_quads(const q8::DepthwiseQuadKernels& kernels, const int8_t* w);
+  void prepare_groups(const q8::DepthwiseGroupKernels& kernels, const int8_t* w);
   // Output row r's channels [c0, c1) from their sums in acc (acc_stride_ apart).
   void output_row(int64_t r, int32_t* acc, int64_t c0, int64_t c1, const int8_t* z, void* y) const;
 
@@ -54,31 +54,32 @@ class QDepthwiseKernel final : public Kernel {
   // fewer, and MobileNet v2's stride-2 layers were 5-9 % slower with the copies; Zen 5.)
   static constexpr int64_t kPaddedWidth = 32;
   int64_t padded_w_ = 0;  // > 0: the rows are copied, this wide (pad_l_ + w_ + right padding)
-  // The quad path (VNNI levels; 3x3 and 5x5 kernels at stride 1 or 2, no dilation;
-  // MINFER_CPU_INT8_DEPTHWISE_QUADS=0 turns it off): the sums on quad rows
-  // (q8::DepthwiseQuadRun), each input row transposed once into the ring, every pixel in the
-  // tiles. MobileNet v2's depthwise layers 0.83x the time of the plain sums, EfficientNet-B0's
-  // 0.84x (at avxvnni 0.69x; Zen 5).
-  const q8::DepthwiseQuadKernels* quads_ = nullptr;  // null: the plain sums
+  // The group path (3x3 and 5x5 kernels at stride 1 or 2, no dilation;
+  // MINFER_CPU_INT8_DEPTHWISE_GROUPS=0 turns it off): the sums on group rows
+  // (q8::DepthwiseGroupRun), each input row transposed once into the ring, every pixel in the
+  // tiles. The time of the plain sums' (Zen 5), MobileNet v2's depthwise layers / EfficientNet-
+  // B0's: avx512vnni 0.83x / 0.84x, avxvnni 0.69x (MobileNet v2), avx512 0.90x / 0.92x, avx2
+  // 0.93x / 0.85x.
+  const q8::DepthwiseGroupKernels* groups_ = nullptr;  // null: the plain sums
   // Channels summed and requantized at a time, their sums still in L1: single depthwise layers
   // with float outputs (14x14 planes of 384 and 576 channels, 56x56 of 144) 0.87-0.91x the time
   // of whole rows, MobileNet v2's and EfficientNet-B0's layers even (Zen 5).
-  static constexpr int64_t kQuadBlock = 64;
-  int64_t quads_per_row_ = 0, channels_padded_ = 0;
-  AlignedArray<int32_t> quad_taps_;   // DepthwiseQuadRun's taps
-  AlignedArray<int32_t> quad_init_;   // init_ less 128 * the channel's weights (x + 128 is read)
-  AlignedArray<uint8_t> zero_quads_;  // a quad row of zero points: the kernel rows in the padding
-  int64_t ring_rows_ = 0;             // the input rows one output row reads, (kh - 1) * dh + 1
-  size_t ring_slot_bytes_ = 0;        // one row of the ring: padded or quads
+  static constexpr int64_t kGroupBlock = 64;
+  int64_t groups_per_row_ = 0, channels_padded_ = 0;
+  AlignedArray<int32_t> group_taps_;   // DepthwiseGroupRun's taps
+  AlignedArray<int32_t> group_init_;   // init_ less the group rows' input offset * the weights
+  AlignedArray<uint8_t> zero_groups_;  // a group row of zero points: kernel rows in the padding
+  int64_t ring_rows_ = 0;              // the input rows one output row reads, (kh - 1) * dh + 1
+  size_t ring_slot_bytes_ = 0;         // one row of the ring: padded or groups
   size_t ring_bytes() const { return (size_t(ring_rows_) * ring_slot_bytes_ + 63) / 64 * 64; }
-  // A row's sums: acc_pixels_ x acc_stride_ int32s (the quad tiles write whole 4 pixels and
-  // channels_padded_ lanes).
+  // A row's sums: acc_pixels_ x acc_stride_ int32s (the group tiles write whole groups of
+  // pixels and channels_padded_ lanes).
   int64_t acc_pixels_ = 0, acc_stride_ = 0;
   q8::Requant rq_;
   const q8::DepthwiseKernels* sums_ = nullptr;  // at the ISA level
   q8::RequantTile requant_ = nullptr;           // rq_'s int8 output at the ISA level
   int threads_ = 1;
-  // A thread's workspace: a row's sums, the tap pointers of one run, then (padded or quads) the
+  // A thread's workspace: a row's sums, the tap pointers of one run, then (padded or groups) the
   // ring of rows and, per slot, the row it holds. The workspace is 64-byte aligned, and so is
   // each part but the last.
   size_t per_thread_bytes_ = 0;

@@ -23,8 +23,8 @@ const LevelKernels& level(Isa isa) {
 const MicroKernels& micro_kernels(Isa isa) { return *level(isa).int8; }
 const RequantKernels& requant_kernels(Isa isa) { return *level(isa).int8_requant; }
 const DepthwiseKernels& depthwise_kernels(Isa isa) { return *level(isa).int8_depthwise; }
-const DepthwiseQuadKernels& depthwise_quad_kernels(Isa isa) {
-  return *level(isa).int8_depthwise_quads;
+const DepthwiseGroupKernels& depthwise_group_kernels(Isa isa) {
+  return *level(isa).int8_depthwise_groups;
 }
 const QuantizeKernels& quantize_kernels(Isa isa) { return *level(isa).int8_quantize; }
 

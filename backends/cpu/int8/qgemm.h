@@ -35,8 +35,8 @@ const MicroKernels& micro_kernels(Isa isa);
 const RequantKernels& requant_kernels(Isa isa);
 // The depthwise conv's sums of the same level.
 const DepthwiseKernels& depthwise_kernels(Isa isa);
-// Its sums on quad rows (null functions below the VNNI levels).
-const DepthwiseQuadKernels& depthwise_quad_kernels(Isa isa);
+// Its sums on group rows.
+const DepthwiseGroupKernels& depthwise_group_kernels(Isa isa);
 // QuantizeLinear of floats at the same level.
 const QuantizeKernels& quantize_kernels(Isa isa);
 

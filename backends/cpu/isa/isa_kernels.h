@@ -136,39 +136,41 @@ struct DepthwiseKernels {
   void (*sums)(const DepthwiseRun&);
 };
 
-// The int8 depthwise sums on quads (VNNI levels; backends/cpu/isa/qdepthwise_quads.cpp). A quad
-// row holds an input row as u8 (x + 128) in quads of 4 neighbouring pixels: quad q, channel c,
-// pixel 4q + b of the row padded on the left at byte (q * channels_padded + c) * 4 + b, so that
-// one vpdpbusd lane sums up to 4 taps of a kernel row. A tile of 4 output pixels starts at a
-// padded column stride * p0 that is a multiple of 4 (quad q0); pixel i's taps lie in its
-// quads quad_first .. quad_last (counted from q0), each (pixel, quad) one vpdpbusd whose
-// weights are the kernel row's taps shifted: byte b is tap 4 j + b - stride i, or 0.
-inline constexpr int kQuadTilePixels = 4;
-constexpr int quad_first(int stride, int i) { return stride * i / 4; }
-constexpr int quad_last(int stride, int kernel_w, int i) { return (stride * i + kernel_w - 1) / 4; }
-// acc[p * channels_padded + c] = init[c] + the taps' sums of pixel p < pixels (a multiple of 4)
-// for c in [c0, c1) (multiples of 16, c1 <= channels_padded; the channels past the layer's hold
-// 0 weights).
-// taps: [kernel row][dword][channels_padded] int32s, each dword 4 taps of the row as bytes
-// (zeros past its last tap), 1 dword for kernels up to 4 wide and 2 up to 8.
-constexpr int quad_tap_dwords(int kernel_w) { return (kernel_w + 3) / 4; }
-struct DepthwiseQuadRun {
-  const uint8_t* const* rows;  // per kernel row, its quad row
+// The int8 depthwise sums on group rows (backends/cpu/isa/qdepthwise_groups.cpp): each 32-bit
+// lane of a group row holds one channel of `group` neighbouring pixels of an input row, 4 as u8
+// (x + 128) for vpdpbusd on the VNNI levels, 2 as int16 for vpmaddwd on the others, so that
+// one instruction sums up to `group` taps of a kernel row. Group g, channel c of a row padded
+// on the left lies at lane g * channels_padded + c. A tile's first pixel p0 reads from padded
+// column stride * p0, a multiple of the group (group g0); pixel i's taps lie in its groups
+// group_first .. group_last (counted from g0), each (pixel, group) one instruction whose
+// weights are the kernel row's taps shifted: element e is tap group * j + e - stride * i, or 0.
+constexpr int group_first(int group, int stride, int i) { return stride * i / group; }
+constexpr int group_last(int group, int stride, int kernel_w, int i) {
+  return (stride * i + kernel_w - 1) / group;
+}
+// The 32-bit lanes of a kernel row's taps: `group` taps each, zeros past the last.
+constexpr int group_tap_dwords(int group, int kernel_w) { return (kernel_w + group - 1) / group; }
+// acc[p * channels_padded + c] = init[c] + the taps' sums of pixel p < pixels (a multiple of
+// the group) for c in [c0, c1) (multiples of 16, c1 <= channels_padded; the channels past the
+// layer's hold 0 weights). taps: [kernel row][dword][channels_padded].
+struct DepthwiseGroupRun {
+  const uint8_t* const* rows;  // per kernel row, its group row
   int64_t kernel_rows, kernel_w, stride;
   int64_t pixels, channels_padded, c0, c1;
   const int32_t* taps;
   const int32_t* init;
   int32_t* acc;
 };
-struct DepthwiseQuadKernels {
+struct DepthwiseGroupKernels {
   Isa isa;
-  // Null below the VNNI levels.
+  int group;         // pixels a lane: 4 (VNNI levels) or 2
+  int input_offset;  // what the group rows add to each input: 128 (u8) or 0
   bool (*supports)(int64_t kernel_w, int64_t stride);
-  void (*sums)(const DepthwiseQuadRun&);
-  // The quad row of an NHWC row of `width` pixels of `channels`, padded by pad_left pixels on
-  // the left and past its right end (to 4 * quads pixels) with zero_pixel's channels.
-  void (*to_quads)(const int8_t* row, int64_t width, int64_t pad_left, const int8_t* zero_pixel,
-                   int64_t channels, int64_t channels_padded, int64_t quads, uint8_t* out);
+  void (*sums)(const DepthwiseGroupRun&);
+  // The group row of an NHWC row of `width` pixels of `channels`, padded by pad_left pixels on
+  // the left and past its right end (to `groups` groups) with zero_pixel's channels.
+  void (*to_groups)(const int8_t* row, int64_t width, int64_t pad_left, const int8_t* zero_pixel,
+                    int64_t channels, int64_t channels_padded, int64_t groups, uint8_t* out);
 };
 
 }  // namespace minfer::cpu::q8
@@ -351,7 +353,7 @@ struct LevelKernels {
   const q8::MicroKernels* int8;
   const q8::RequantKernels* int8_requant;
   const q8::DepthwiseKernels* int8_depthwise;
-  const q8::DepthwiseQuadKernels* int8_depthwise_quads;
+  const q8::DepthwiseGroupKernels* int8_depthwise_groups;
   const q8::QuantizeKernels* int8_quantize;
   const f32::MicroKernels* fp32;
   const f32::DepthwisePlanes* depthwise_planes;

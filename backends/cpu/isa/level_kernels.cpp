@@ -8,7 +8,7 @@ namespace minfer::cpu::MINFER_ISA_NS {
 extern const q8::MicroKernels kInt8MicroKernels;                // qgemm_micro.cpp
 extern const q8::RequantKernels kRequantKernels;                // requant_tile.cpp
 extern const q8::DepthwiseKernels kInt8Depthwise;               // qdepthwise_sums.cpp
-extern const q8::DepthwiseQuadKernels kInt8DepthwiseQuads;      // qdepthwise_quads.cpp
+extern const q8::DepthwiseGroupKernels kInt8DepthwiseGroups;    // qdepthwise_groups.cpp
 extern const q8::QuantizeKernels kQuantizeKernels;              // quantize_floats.cpp
 extern const f32::MicroKernels kFp32MicroKernels;               // sgemm_micro.cpp
 extern const f32::DepthwisePlanes kDepthwisePlanes;             // depthwise_plane.cpp
@@ -22,7 +22,7 @@ const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
                                  &kRequantKernels,
                                  &kInt8Depthwise,
-                                 &kInt8DepthwiseQuads,
+                                 &kInt8DepthwiseGroups,
                                  &kQuantizeKernels,
                                  &kFp32MicroKernels,
                                  &kDepthwisePlanes,
