@@ -58,8 +58,8 @@ class QDepthwiseKernel final : public Kernel {
   // MINFER_CPU_INT8_DEPTHWISE_GROUPS=0 turns it off): the sums on group rows
   // (q8::DepthwiseGroupRun), each input row transposed once into the ring, every pixel in the
   // tiles. The time of the plain sums' (Zen 5), MobileNet v2's depthwise layers / EfficientNet-
-  // B0's: avx512vnni 0.83x / 0.84x, avxvnni 0.69x (MobileNet v2), avx512 0.90x / 0.92x, avx2
-  // 0.93x / 0.85x.
+  // B0's: avx512vnni 0.84x / 0.82x, avxvnni 0.69x (MobileNet v2), avx512 0.90x / 0.92x, avx2
+  // 0.93x / 0.85x; on a Sapphire Rapids Xeon 0.78-0.86x at every level.
   const q8::DepthwiseGroupKernels* groups_ = nullptr;  // null: the plain sums
   // Channels summed and requantized at a time, their sums still in L1: single depthwise layers
   // with float outputs (14x14 planes of 384 and 576 channels, 56x56 of 144) 0.87-0.91x the time
