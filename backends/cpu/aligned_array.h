@@ -1,6 +1,6 @@
-// A kernel's constant table on 64-byte boundaries, so that its vector loads never straddle two
-// cache lines (a std::vector's 16-byte alignment made the int8 depthwise quad tiles, which
-// read their weights as whole vectors, 1.35-1.5x slower; Zen 5).
+// A kernel's constant table (weights packed at plan time) on 64-byte boundaries, so that its
+// vector loads never straddle two cache lines (a std::vector's 16-byte alignment made the int8
+// depthwise group tiles, which read their weights as whole vectors, 1.35-1.5x slower; Zen 5).
 #pragma once
 
 #include <cstddef>
@@ -14,9 +14,15 @@ class AlignedArray {
  public:
   AlignedArray() = default;
   // n values of `fill`.
-  explicit AlignedArray(size_t n, T fill = T{})
-      : size_(n), data_(static_cast<T*>(::operator new[](n * sizeof(T), kAlign))) {
+  explicit AlignedArray(size_t n, T fill = T{}) : AlignedArray(uninitialized(n)) {
     for (size_t i = 0; i < n; ++i) data_[i] = fill;
+  }
+  // n values for the caller to write, every one of them (weights packed once: no fill pass).
+  static AlignedArray uninitialized(size_t n) {
+    AlignedArray a;
+    a.size_ = n;
+    a.data_.reset(static_cast<T*>(::operator new[](n * sizeof(T), kAlign)));
+    return a;
   }
 
   T* data() { return data_.get(); }

@@ -13,24 +13,22 @@ namespace minfer::cpu {
 namespace {
 
 constexpr int64_t kMr = ConvGemm::kPanelRows;
-constexpr std::align_val_t kAlign{64};
 
 }  // namespace
 
-void ConvGemm::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
 
 ConvGemm::ConvGemm(const float* w, int64_t m, int64_t k, const f32::MicroKernels& tiles)
     : m_(m), k_(k), tiles_(&tiles) {
   check(tiles.mr == kMr, ErrorCode::Internal, "ConvGemm packs panels of 6 rows");
   const int64_t panels = (m + kMr - 1) / kMr;
   const size_t floats = std::max<size_t>(size_t(panels * kMr * k), 16);
-  data_.reset(static_cast<float*>(::operator new[](floats * sizeof(float), kAlign)));
+  data_ = AlignedArray<float>::uninitialized(floats);
   prefetch_ = packed_bytes() > kPrefetchBytes;
   in_place_ = k <= kMaxDepth || !packs_deep();
   const int64_t depth = in_place_ ? std::max<int64_t>(k, 1) : kPackDepth;
   // By depth blocks of kPackDepth, then panels (one block when read in place): the panels the
   // packed path reads for one block lie together.
-  float* dst = data_.get();
+  float* dst = data_.data();
   for (int64_t k0 = 0; k0 < k; k0 += depth)
     for (int64_t r0 = 0; r0 < m; r0 += kMr) {
       const int64_t rows = std::min(kMr, m - r0);
@@ -125,7 +123,7 @@ void ConvGemm::run_rows(const float* x, int64_t ldx, const int64_t* x_rows, int6
       const f32::ConvTileOut o{bias ? bias + i0 : nullptr, z ? z + i0 * ldy + c0 : nullptr,
                                y + i0 * ldy + c0,          ldy,
                                std::min(kMr, r1 - i0),     c1 - c0};
-      tiles_->conv_rows(k_, data_.get() + i0 * k_, xb, ldb, x_rows, nr, o, clamp, act.lo,
+      tiles_->conv_rows(k_, data_.data() + i0 * k_, xb, ldb, x_rows, nr, o, clamp, act.lo,
                         act.hi, prefetch_);
       // A smooth activation over the panel's rows of the block while they are in L1 (one
       // call per row: per tile, the calls cost as much as the exponentials).
@@ -168,7 +166,7 @@ void ConvGemm::run_packed(const float* x, int64_t ldx, int64_t cols, const float
                                  ldy,
                                  std::min(kMr, r1 - i0),
                                  width};
-        tiles_->conv_rows(kb, data_.get() + k0 * padded_rows + i0 * kb, scratch + q0 * kb, nr,
+        tiles_->conv_rows(kb, data_.data() + k0 * padded_rows + i0 * kb, scratch + q0 * kb, nr,
                           nullptr, kb * nr, o, clamp && last, act.lo, act.hi, prefetch_);
         if (smooth && last)
           for (int64_t i = 0; i < std::min(kMr, r1 - i0); ++i) act.apply(yt + i * ldy, width);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "backends/cpu/aligned_array.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/fp32_micro.h"
 
@@ -135,13 +136,10 @@ class ConvGemm {
   bool prefetch_ = false;
   bool in_place_ = true;
   const f32::MicroKernels* tiles_ = nullptr;
-  struct AlignedFree {
-    void operator()(float* p) const;
-  };
   // By depth blocks of kPackDepth rows (one when read in place), then panels of 6 rows (zero
   // past m): in block k0 of depth kb, panel r's kb steps of 6 floats are at k0 * m6 + r * 6 * kb
   // (m6 = m rounded up to 6).
-  std::unique_ptr<float[], AlignedFree> data_;
+  AlignedArray<float> data_;
 };
 
 }  // namespace minfer::cpu

@@ -28,11 +28,9 @@ static_assert(Traits::mr == 3 * Traits::LhsProgress &&
               "panel_width() assumes the micro-kernel's panels of 3 packets");
 static_assert(Traits::nr == 4, "the row ranges of multiply() assume panels of 4 rows of W");
 
-constexpr std::align_val_t kAlign{64};
 
 }  // namespace
 
-void PackedWeights::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
 
 PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k, int64_t ldw, int64_t max_n)
     : m_(m), k_(k) {
@@ -43,14 +41,13 @@ PackedWeights::PackedWeights(const float* w, int64_t m, int64_t k, int64_t ldw, 
   kc_ = std::max<Index>(kc, 1);
   mc_ = std::max<Index>(mc, 1);
   nc_ = std::max<Index>(nc / 4 * 4, 4);
-  data_.reset(static_cast<float*>(
-      ::operator new[](size_t(std::max<int64_t>(m * k, 1)) * sizeof(float), kAlign)));
+  data_ = AlignedArray<float>::uninitialized(size_t(std::max<int64_t>(m * k, 1)));
   // W^T [k, m] column-major is W row-major: element (kk, j) at w[j * ldw + kk].
   RhsMapper rhs(w, ldw);
   PackRhs pack;
   for (int64_t k2 = 0; k2 < k; k2 += kc_) {
     const int64_t kb = std::min(kc_, k - k2);
-    pack(data_.get() + k2 * m, rhs.getSubMapper(k2, 0), kb, m);
+    pack(data_.data() + k2 * m, rhs.getSubMapper(k2, 0), kb, m);
   }
 }
 
@@ -68,7 +65,7 @@ void PackedWeights::multiply(int64_t r0, int64_t r1, const float* x, int64_t ldx
     for (int64_t k2 = 0; k2 < k_; k2 += kc_) {
       const int64_t kb = std::min(kc_, k_ - k2);
       pack(scratch, lhs.getSubMapper(i2, k2), kb, mb);
-      const float* panel = data_.get() + k2 * m_;
+      const float* panel = data_.data() + k2 * m_;
       // Rows of W in blocks of nc_ (a multiple of 4): a run of whole 4-row panels, packed
       // back to back, is itself a packed operand.
       for (int64_t j2 = r0; j2 < r1; j2 += nc_) {
@@ -110,7 +107,7 @@ void PackedWeights::multiply_packed(int64_t r0, int64_t r1, const float* xp, int
   const int64_t block_stride = packed_stride(n);
   for (int64_t k2 = 0; k2 < k_; k2 += kc_) {
     const int64_t kb = std::min(kc_, k_ - k2);
-    const float* panel = data_.get() + k2 * m_;
+    const float* panel = data_.data() + k2 * m_;
     for (int64_t j2 = r0; j2 < r1; j2 += nc_) {
       const int64_t nb = std::min(nc_, r1 - j2);
       gebp(res.getSubMapper(0, j2), xp + k2 * block_stride, panel + j2 * kb, n, kb, nb, 1.f);

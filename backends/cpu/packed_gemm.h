@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "backends/cpu/aligned_array.h"
+
 namespace minfer::cpu {
 
 class PackedWeights {
@@ -20,7 +22,7 @@ class PackedWeights {
   // Packs W [m, k] (row stride ldw) for products with up to `max_n` columns of X.
   PackedWeights(const float* w, int64_t m, int64_t k, int64_t ldw, int64_t max_n);
 
-  bool empty() const { return !data_; }
+  bool empty() const { return data_.data() == nullptr; }
   int64_t rows() const { return m_; }
   // Scratch floats one multiply() needs (the packed block of X); a multiple of 16.
   size_t scratch_floats() const;
@@ -52,11 +54,8 @@ class PackedWeights {
  private:
   int64_t m_ = 0, k_ = 0;
   int64_t kc_ = 0, mc_ = 0, nc_ = 0;  // Eigen's cache blocking (depth, X columns, W rows)
-  struct AlignedFree {
-    void operator()(float* p) const;
-  };
   // Per depth block of kc_: all m_ rows of W, in panels of 4 rows (Eigen's rhs format).
-  std::unique_ptr<float[], AlignedFree> data_;
+  AlignedArray<float> data_;
 };
 
 }  // namespace minfer::cpu

@@ -142,18 +142,15 @@ void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, 
   }
 }
 
-constexpr std::align_val_t kAlign{64};
 
 }  // namespace
 
-void PackedRhs::AlignedFree::operator()(float* p) const { ::operator delete[](p, kAlign); }
 
 PackedRhs::PackedRhs(const float* b, int64_t k, int64_t n, int64_t ldb, bool transposed,
                      const f32::MicroKernels& tiles)
     : k_(k), n_(n), panels_((n + kNr - 1) / kNr), tiles_(&tiles) {
-  data_.reset(static_cast<float*>(
-      ::operator new[](std::max<size_t>(packed_floats(k, n), 16) * sizeof(float), kAlign)));
-  pack_panels(b, k, n, ldb, transposed, data_.get());
+  data_ = AlignedArray<float>::uninitialized(std::max<size_t>(packed_floats(k, n), 16));
+  pack_panels(b, k, n, ldb, transposed, data_.data());
 }
 
 size_t PackedRhs::packed_floats(int64_t k, int64_t n) {
@@ -177,7 +174,7 @@ void PackedRhs::multiply_columns(const float* a, int64_t m, int64_t lda, float* 
                                  int64_t j0, int64_t j1) const {
   const int64_t p1 = std::min(panels_, (j1 + kNr - 1) / kNr);
   for (int64_t s0 = j0 / kNr; s0 < p1; s0 += kSlicePanels)
-    multiply_panels(*tiles_, a, m, lda, data_.get(), k_, n_, s0, std::min(p1, s0 + kSlicePanels),
+    multiply_panels(*tiles_, a, m, lda, data_.data(), k_, n_, s0, std::min(p1, s0 + kSlicePanels),
                     c, ldc, nullptr, nullptr);
 }
 
@@ -187,7 +184,7 @@ void PackedRhs::multiply(const float* a, int64_t m, int64_t lda, float* c, int64
   const int used = threads_for(2 * m * n_ * k_, threads, int64_t{1} << 20);
   auto run_columns = [&](int64_t r0, int64_t r1, int64_t p0, int64_t p1) {
     for (int64_t s0 = p0; s0 < p1; s0 += kSlicePanels)
-      multiply_panels(*tiles_, a + r0 * lda, r1 - r0, lda, data_.get(), k_, n_, s0,
+      multiply_panels(*tiles_, a + r0 * lda, r1 - r0, lda, data_.data(), k_, n_, s0,
                       std::min(p1, s0 + kSlicePanels), c + r0 * ldc, ldc, bias, act);
   };
   // With enough rows for each thread, the threads split C's rows (each then reads only its

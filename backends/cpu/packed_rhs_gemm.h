@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/cpu/aligned_array.h"
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/fp32_micro.h"
 #include "minfer/kernel.h"
@@ -63,12 +64,9 @@ class PackedRhs {
  private:
   int64_t k_ = 0, n_ = 0, panels_ = 0;
   const f32::MicroKernels* tiles_ = nullptr;
-  struct AlignedFree {
-    void operator()(float* p) const;
-  };
   // Panels of 16 columns (zero past n), by depth blocks of 256 rows: block b of panel p is
   // min(256, k - 256b) rows of 16 floats.
-  std::unique_ptr<float[], AlignedFree> data_;
+  AlignedArray<float> data_;
 };
 
 // A kernel's constant B [k, n] (or B^T [n, k] when `transposed`) packed once for the session's
