@@ -16,7 +16,6 @@ constexpr int64_t kMr = ConvGemm::kPanelRows;
 
 }  // namespace
 
-
 ConvGemm::ConvGemm(const float* w, int64_t m, int64_t k, const f32::MicroKernels& tiles)
     : m_(m), k_(k), tiles_(&tiles) {
   check(tiles.mr == kMr, ErrorCode::Internal, "ConvGemm packs panels of 6 rows");

@@ -28,7 +28,6 @@ static_assert(Traits::mr == 3 * Traits::LhsProgress &&
               "panel_width() assumes the micro-kernel's panels of 3 packets");
 static_assert(Traits::nr == 4, "the row ranges of multiply() assume panels of 4 rows of W");
 
-
 }  // namespace
 
 

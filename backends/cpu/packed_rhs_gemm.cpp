@@ -142,7 +142,6 @@ void multiply_panels(const f32::MicroKernels& tiles, const float* a, int64_t m, 
   }
 }
 
-
 }  // namespace
 
 
