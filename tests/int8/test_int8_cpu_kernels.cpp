@@ -172,6 +172,44 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
   }
 }
 
+// The depthwise kernel's group rows (and its plain sums) over random shapes on every ISA
+// level: channel counts across the 16-channel groups and 64-channel blocks, widths across the
+// tiles and groups, 3x3 and 5x5 kernels (rows of 1 to 5 taps), strides 1 and 2, pads 0 to 2,
+// int8 outputs with and without a residual and float ones.
+TEST_CASE("CPU depthwise QConv equals the reference bit for bit on random shapes",
+          "[int8][depthwise]") {
+  IsaGuard guard;
+  std::mt19937 rng(31);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    cpu::set_isa_cap(isa);
+    for (int trial = 0; trial < 40; ++trial) {
+      const int64_t c = pick(2, 150), k = pick(0, 1) ? 3 : 5, kh = pick(1, 5);
+      const int64_t stride = pick(1, 2), pad = pick(0, 2);
+      const int64_t h = pick(std::max<int64_t>(1, kh - 2 * pad), 9);
+      const int64_t w = pick(std::max<int64_t>(1, k - 2 * pad), 41);
+      const QConvShape cc{1, h, w, c, c, kh, k, stride, pad, c, 1};
+      const QConvVariant variant = kQConvVariants[pick(0, 3)];
+      INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant));
+      Attributes a;
+      std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
+      std::vector<bool> constant{false, true, true};
+      if (variant == QConvVariant::Residual) {
+        add_qconv_residual(in, run_ref("QConv", kMinferDomain, in, a)[0].shape(), rng, a);
+        constant.push_back(false);
+      }
+      const Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
+      for (const char* groups : {"1", "0"}) {
+        ScopedEnv env("MINFER_CPU_INT8_DEPTHWISE_GROUPS", groups);
+        std::string kernel;
+        require_equal(run_cpu("QConv", kMinferDomain, in, constant, a, pick(1, 3), &kernel),
+                      expect);
+        CHECK(kernel == "cpu-int8-depthwise");
+      }
+    }
+  }
+}
+
 // A float output's smooth activation (int8 EfficientNet's SiLU and SE gates, fused by the
 // int8-smooth-activation-fusion pass) in the GEMM and depthwise kernels: the reference applies
 // it in double, the kernels with their vector exp (within 2.5e-7 relative).
