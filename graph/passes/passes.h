@@ -21,6 +21,8 @@ bool fuse_conv_smooth_activation(Graph& g, PassLog& log);
 // QConv/QGemm with a float output + the same smooth activations (int8 EfficientNet's SiLU),
 // and the int8 QuantizeLinear after them if that is their only user
 bool fuse_int8_smooth_activation(Graph& g, PassLog& log);
+// Mul(x, per-channel gate) + int8 QuantizeLinear -> com.minfer:GatedQuantize (SE blocks)
+bool fuse_gated_quantize(Graph& g, PassLog& log);
 bool fuse_layer_norm(Graph& g, PassLog& log);      // decomposed LayerNorm -> one node
 bool fuse_gelu(Graph& g, PassLog& log);            // x * 0.5 * (1 + Erf(x / sqrt 2)) -> Gelu
 bool fuse_gemm(Graph& g, PassLog& log);             // MatMul + Add -> Gemm; Gemm + Relu/Clip

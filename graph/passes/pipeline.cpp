@@ -32,6 +32,9 @@ const PassManager& default_pipeline() {
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
       {"int8-smooth-activation-fusion", 2, passes::fuse_int8_smooth_activation,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
+      // com.minfer:GatedQuantize has a CPU kernel only.
+      {"gated-quantize-fusion", 2, passes::fuse_gated_quantize,
+       [](const SessionOptions& o) { return o.device.is_cpu(); }},
       {"layernorm-fusion", 2, passes::fuse_layer_norm, {}},
       {"gelu-fusion", 2, passes::fuse_gelu, {}},
       {"gemm-fusion", 2, passes::fuse_gemm, {}},

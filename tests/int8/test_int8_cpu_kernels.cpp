@@ -508,6 +508,56 @@ TEST_CASE("CPU QuantizeLinear equals the reference bit for bit on every ISA path
   }
 }
 
+// GatedQuantize (an SE block's Mul by its gate and the QuantizeLinear after it) at every ISA
+// level against the reference: channel counts around the vectors and blocks, batch and plane
+// rows, gates of any sign and size, NaN and infinities in the input and the gate, products
+// that overflow to infinity, and 1-3 threads.
+TEST_CASE("CPU GatedQuantize equals the reference bit for bit on every ISA path", "[int8]") {
+  IsaGuard guard;
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    cpu::set_isa_cap(isa);
+    std::mt19937 rng(9);
+    for (int64_t c : {2, 7, 8, 16, 17, 32, 33, 40, 96, 131}) {
+      INFO(cpu::isa_name(isa) << " channels " << c);
+      Tensor x = random_tensor(Shape{2, 5, 3, c}, rng, -30.f, 30.f);
+      Tensor gate = random_tensor(Shape{1, 1, 1, c}, rng, -2.f, 2.f);
+      x.data<float>()[0] = NAN;
+      x.data<float>()[1] = INFINITY;
+      x.data<float>()[c + 1] = 3e38f;  // times a gate above 1: infinity
+      gate.data<float>()[1] = 1.5f;
+      gate.data<float>()[c - 1] = NAN;
+      Attributes a;
+      a.set("y_scale", 0.07f);
+      a.set("y_zero_point", int64_t{-9});
+      const Tensor expect = run_ref("GatedQuantize", kMinferDomain, {x, gate}, a)[0];
+      for (int threads : {1, 2, 3})
+        require_equal(
+            run_cpu("GatedQuantize", kMinferDomain, {x, gate}, {false, false}, a, threads),
+            expect);
+    }
+  }
+}
+
+TEST_CASE("GatedQuantize refuses a gate that is not one value per channel", "[int8]") {
+  std::mt19937 rng(10);
+  Attributes a;
+  a.set("y_scale", 0.1f);
+  a.set("y_zero_point", int64_t{0});
+  const Tensor x = random_tensor(Shape{1, 4, 4, 8}, rng, -1.f, 1.f);
+  CHECK_THROWS_WITH(
+      run_ref("GatedQuantize", kMinferDomain, {x, random_tensor(Shape{1, 8, 1, 1}, rng, 0.f, 1.f)},
+              a),
+      Catch::Contains("gate has shape [1,8,1,1]") && Catch::Contains("per channel"));
+  CHECK_THROWS_WITH(
+      run_ref("GatedQuantize", kMinferDomain, {x, random_tensor(Shape{1, 1, 1, 7}, rng, 0.f, 1.f)},
+              a),
+      Catch::Contains("gate has shape [1,1,1,7]"));
+  a.set("y_scale", 0.f);
+  CHECK_THROWS_WITH(
+      run_ref("GatedQuantize", kMinferDomain, {x, random_tensor(Shape{8}, rng, 0.f, 1.f)}, a),
+      Catch::Contains("y_scale"));
+}
+
 TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int8]") {
   std::mt19937 rng(8);
   for (int64_t numel : {1, 7, 8, 31, 1000, 40000}) {

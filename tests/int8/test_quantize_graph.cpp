@@ -255,9 +255,19 @@ TEST_CASE("element-wise ops between int8 convs stay NHWC (EfficientNet's SiLU an
   // Only where the image enters the int8 region and where the pooled features leave it; before,
   // each float SiLU / SE gate was wrapped in two Transposes.
   CHECK(folded["Transpose"] <= 2);
+  // Each SE block's Mul by its gate and the QuantizeLinear after it are one GatedQuantize: the
+  // same float product and quantization, so the outputs are equal bit for bit.
+  CHECK(folded["GatedQuantize"] > 2);
+  CHECK(folded["Mul"] == 0);
+  SessionOptions ungated;
+  ungated.disabled_passes = {"gated-quantize-fusion"};
+  Session separate(clone_graph(qdq), ungated);
+  CHECK(op_histogram(separate.graph())["GatedQuantize"] == 0);
+  CHECK(op_histogram(separate.graph())["Mul"] == folded["GatedQuantize"]);
   for (const Tensor& x : random_images(2, 32, 6)) {
     const Tensor y = int8.run_one(x);
     CHECK(relative_error(y, sim.run_one(x)) < 0.05);
     require_equal(y, plain.run_one(x));
+    require_equal(y, separate.run_one(x));
   }
 }

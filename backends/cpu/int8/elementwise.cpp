@@ -1,6 +1,6 @@
-// QuantizeLinear (its loop at the ISA level: backends/cpu/isa/quantize_floats.cpp),
-// DequantizeLinear and QAdd (AVX2) on the CPU, bit-exact with the reference kernels (ops/int8):
-// the same float division and rounding, the same integer formula.
+// QuantizeLinear and GatedQuantize (their loop at the ISA level: backends/cpu/isa/
+// quantize_floats.cpp), DequantizeLinear and QAdd (AVX2) on the CPU, bit-exact with the
+// reference kernels (ops/int8): the same float division and rounding, the same integer formula.
 #include <immintrin.h>
 
 #include <cstring>
@@ -81,8 +81,7 @@ void for_each_span(const AxisLayout& l, int threads, F&& f) {
 class QuantizeKernel final : public Kernel {
  public:
   static bool supports(const PrepareContext& ctx) {
-    return has_any_isa() && constant_params(ctx) &&
-           ctx.inputs[0].dtype == DType::f32 &&
+    return has_any_isa() && constant_params(ctx) && ctx.inputs[0].dtype == DType::f32 &&
            (ctx.outputs[0].dtype == DType::i8 || ctx.outputs[0].dtype == DType::u8);
   }
   void prepare(PrepareContext& ctx) override {
@@ -102,6 +101,47 @@ class QuantizeKernel final : public Kernel {
  private:
   AxisLayout layout_;
   bool to_u8_ = false;
+  const q8::QuantizeKernels* kernels_ = nullptr;  // at the ISA level
+};
+
+// com.minfer:GatedQuantize (ops/int8/gated_quantize.cpp): rows of channels, each float times
+// its channel's gate and quantized in one pass (the ISA level's QuantizeLinear loop).
+class GatedQuantizeKernel final : public Kernel {
+ public:
+  static bool supports(const PrepareContext& ctx) {
+    return has_any_isa() && ctx.inputs[0].shape.is_static() && ctx.inputs[0].shape.rank() >= 1 &&
+           ctx.inputs[1].shape.is_static();
+  }
+  void prepare(PrepareContext& ctx) override {
+    const Shape& x = ctx.inputs[0].shape;
+    channels_ = x[x.rank() - 1];
+    rows_ = channels_ > 0 ? x.numel() / channels_ : 0;
+    if (ctx.inputs[1].shape.numel() != channels_)
+      ctx.fail("gate has " + std::to_string(ctx.inputs[1].shape.numel()) + " values, the input " +
+               std::to_string(channels_) + " channels");
+    scale_ = int8::require_scale(ctx.node, "y_scale");
+    zero_point_ = int8::require_zero_point(ctx.node, "y_zero_point");
+    kernels_ = &q8::quantize_kernels(active_isa());
+  }
+  std::string variant() const override { return kernels_ ? isa_name(kernels_->isa) : ""; }
+  void run(RunContext& ctx) const override {
+    const float* x = ctx.inputs[0]->data<float>();
+    const float* gate = ctx.inputs[1]->data<float>();
+    int8_t* y = ctx.outputs[0]->data<int8_t>();
+    // Blocks of rows of about 4096 floats.
+    const int64_t per_block = std::max<int64_t>(1, 4096 / std::max<int64_t>(channels_, 1));
+    const int64_t blocks = (rows_ + per_block - 1) / per_block;
+    parallel_for(threads_for(rows_ * channels_, ctx.threads, kMinWork), blocks, [&](int64_t b) {
+      const int64_t r0 = b * per_block, rows = std::min(per_block, rows_ - r0);
+      kernels_->gated(x + r0 * channels_, rows, channels_, gate, scale_, zero_point_,
+                      y + r0 * channels_);
+    });
+  }
+
+ private:
+  int64_t rows_ = 0, channels_ = 1;
+  float scale_ = 1.f;
+  int32_t zero_point_ = 0;
   const q8::QuantizeKernels* kernels_ = nullptr;  // at the ISA level
 };
 
@@ -231,6 +271,13 @@ void register_int8_elementwise_kernels(OpRegistry& r) {
       {kMinferDomain, "QAdd", Device::Type::CPU, {DType::i8}, "cpu-avx2", QAddKernel::supports, [] {
          return std::make_unique<QAddKernel>();
        }});
+  r.register_kernel({kMinferDomain,
+                     "GatedQuantize",
+                     Device::Type::CPU,
+                     {DType::f32},
+                     "cpu-quantize",
+                     GatedQuantizeKernel::supports,
+                     [] { return std::make_unique<GatedQuantizeKernel>(); }});
 }
 
 }  // namespace minfer::cpu

@@ -114,6 +114,9 @@ struct QuantizeKernels {
   Isa isa;
   void (*floats)(const float* x, int64_t n, float scale, int32_t zero_point, bool to_u8,
                  void* out);
+  // com.minfer:GatedQuantize: rows of `channels` floats, each times its channel's gate, to int8.
+  void (*gated)(const float* x, int64_t rows, int64_t channels, const float* gate, float scale,
+                int32_t zero_point, void* out);
 };
 
 // A run of `pixels` output pixels of an int8 depthwise conv (NHWC; backends/cpu/int8/
