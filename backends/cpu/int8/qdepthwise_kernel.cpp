@@ -181,7 +181,8 @@ void QDepthwiseKernel::run_rows(const int8_t* x, const int8_t* z, void* y, int64
         output_row(r, acc, c0, std::min(c1, c), z, y);
       }
       continue;
-    } else if (padded_w_ > 0) {
+    }
+    if (padded_w_ > 0) {
       // Every pixel in the tiles: pixel ox's taps from padded column ox * sw_.
       for (int64_t ky = 0; ky < kh_; ++ky) {
         const int64_t iy = oy * sh_ - pad_t_ + ky * dh_;
