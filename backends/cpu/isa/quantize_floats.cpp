@@ -106,7 +106,7 @@ Constants constants(float scale, int32_t zero_point, bool to_u8) {
           to_u8};
 }
 
-// n floats from x (kGated: times the gates from g) to n bytes from y.
+// n floats from x (kGated: times the gates from g), quantized, to n bytes at y.
 template <bool kGated>
 static inline void quantize_run(const float* x, const float* g, int64_t n, const Constants& k,
                                 uint8_t* y) {
