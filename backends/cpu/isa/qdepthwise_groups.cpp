@@ -19,9 +19,9 @@ namespace {
 constexpr int kGroup = 4;  // u8 pixels a lane
 constexpr int kInputOffset = 128;
 
-// 4 pixels' 16 channels (a[b] = pixel b's) -> 16 channels' quads of the 4 pixels as u8, at
-// out[0..63].
-static inline void transpose_4x16(const __m128i (&a)[4], uint8_t* out) {
+// pack_16: 4 pixels' 16 channels (a[b] = pixel b's) -> 16 channels' quads of the 4 pixels as
+// u8, at out[0..63].
+static inline void pack_16(const __m128i (&a)[4], uint8_t* out) {
   const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));  // x + 128 as u8
   const __m128i t0 = _mm_unpacklo_epi8(a[0], a[1]), t1 = _mm_unpackhi_epi8(a[0], a[1]);
   const __m128i t2 = _mm_unpacklo_epi8(a[2], a[3]), t3 = _mm_unpackhi_epi8(a[2], a[3]);
@@ -57,73 +57,50 @@ static inline void transpose_4x64(const int8_t* const (&pixel)[4], int64_t c, ui
 }
 #endif
 
-void to_groups(const int8_t* row, int64_t width, int64_t pad_left, const int8_t* zero_pixel,
-               int64_t channels, int64_t channels_padded, int64_t groups, uint8_t* out) {
-  const int64_t whole = channels / 16 * 16;
-  for (int64_t q = 0; q < groups; ++q) {
-    const int8_t* pixel[4];
-    for (int b = 0; b < 4; ++b) {
-      const int64_t x = 4 * q + b - pad_left;
-      pixel[b] = x >= 0 && x < width ? row + x * channels : zero_pixel;
-    }
-    uint8_t* o = out + q * channels_padded * 4;
-    __m128i a[4];
-    int64_t c = 0;
-#if MINFER_ISA_WIDE
-    for (; c + 64 <= whole; c += 64) transpose_4x64(pixel, c, o + c * 4);
-#endif
-    for (; c < whole; c += 16) {
-      for (int b = 0; b < 4; ++b)
-        a[b] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pixel[b] + c));
-      transpose_4x16(a, o + c * 4);
-    }
-    if (whole < channels) {
-      // The last channels, then up to channels_padded (whole + 16) inputs that meet 0 weights.
-      alignas(16) int8_t part[4][16] = {};
-      for (int b = 0; b < 4; ++b) {
-        for (int64_t c = whole; c < channels; ++c) part[b][c - whole] = pixel[b][c];
-        a[b] = _mm_load_si128(reinterpret_cast<const __m128i*>(part[b]));
-      }
-      transpose_4x16(a, o + whole * 4);
-    }
-  }
-}
-
 #else
 constexpr int kGroup = 2;  // int16 pixels a lane
 constexpr int kInputOffset = 0;
 
-// 2 pixels' 16 channels -> 16 channels' pairs of the 2 pixels as int16, at out[0..63].
-static inline void interleave_2x16(__m128i a0, __m128i a1, uint8_t* out) {
+// pack_16: 2 pixels' 16 channels -> 16 channels' pairs of the 2 pixels as int16, at
+// out[0..63].
+static inline void pack_16(const __m128i (&a)[2], uint8_t* out) {
   __m256i* o = reinterpret_cast<__m256i*>(out);
-  _mm256_storeu_si256(o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a0, a1)));
-  _mm256_storeu_si256(o + 1, _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a0, a1)));
+  _mm256_storeu_si256(o, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(a[0], a[1])));
+  _mm256_storeu_si256(o + 1, _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(a[0], a[1])));
 }
+#endif
 
 void to_groups(const int8_t* row, int64_t width, int64_t pad_left, const int8_t* zero_pixel,
                int64_t channels, int64_t channels_padded, int64_t groups, uint8_t* out) {
   const int64_t whole = channels / 16 * 16;
   for (int64_t q = 0; q < groups; ++q) {
-    const int8_t* pixel[2];
-    for (int b = 0; b < 2; ++b) {
-      const int64_t x = 2 * q + b - pad_left;
+    const int8_t* pixel[kGroup];
+    for (int b = 0; b < kGroup; ++b) {
+      const int64_t x = kGroup * q + b - pad_left;
       pixel[b] = x >= 0 && x < width ? row + x * channels : zero_pixel;
     }
     uint8_t* o = out + q * channels_padded * 4;
-    for (int64_t c = 0; c < whole; c += 16)
-      interleave_2x16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pixel[0] + c)),
-                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(pixel[1] + c)), o + c * 4);
+    __m128i a[kGroup];
+    int64_t c = 0;
+#if MINFER_ISA_VNNI && MINFER_ISA_WIDE
+    for (; c + 64 <= whole; c += 64) transpose_4x64(pixel, c, o + c * 4);
+#endif
+    for (; c < whole; c += 16) {
+      for (int b = 0; b < kGroup; ++b)
+        a[b] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pixel[b] + c));
+      pack_16(a, o + c * 4);
+    }
     if (whole < channels) {
       // The last channels, then up to channels_padded (whole + 16) inputs that meet 0 weights.
-      alignas(16) int8_t part[2][16] = {};
-      for (int b = 0; b < 2; ++b)
-        for (int64_t c = whole; c < channels; ++c) part[b][c - whole] = pixel[b][c];
-      interleave_2x16(_mm_load_si128(reinterpret_cast<const __m128i*>(part[0])),
-                      _mm_load_si128(reinterpret_cast<const __m128i*>(part[1])), o + whole * 4);
+      alignas(16) int8_t part[kGroup][16] = {};
+      for (int b = 0; b < kGroup; ++b) {
+        for (int64_t ch = whole; ch < channels; ++ch) part[b][ch - whole] = pixel[b][ch];
+        a[b] = _mm_load_si128(reinterpret_cast<const __m128i*>(part[b]));
+      }
+      pack_16(a, o + whole * 4);
     }
   }
 }
-#endif
 
 // f(0), f(1), .. f(N - 1), each index a compile-time constant, so that the tile's arrays of
 // registers are indexed by constants (GCC left loops of these in place, the sums on the stack).
