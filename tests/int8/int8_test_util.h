@@ -131,6 +131,25 @@ inline void add_qconv_residual(std::vector<Tensor>& inputs, const Shape& y_shape
   a.set("y_max", int64_t{100});
 }
 
+// A QConv case of `s` in `variant` for the kernel tests: its inputs (the residual appended for
+// Residual), which of them are constant, its attributes.
+struct QConvCase {
+  std::vector<Tensor> inputs;
+  std::vector<bool> constant;
+  Attributes attrs;
+};
+inline QConvCase make_qconv_case(const QConvShape& s, QConvVariant variant, std::mt19937& rng) {
+  QConvCase c;
+  c.inputs = make_qconv(s, variant, rng, c.attrs);
+  c.constant = {false, true, true};
+  if (variant == QConvVariant::Residual) {
+    const Shape y = run_ref("QConv", kMinferDomain, c.inputs, c.attrs)[0].shape();
+    add_qconv_residual(c.inputs, y, rng, c.attrs);
+    c.constant.push_back(false);
+  }
+  return c;
+}
+
 inline std::ostream& operator<<(std::ostream& o, const QConvShape& s) {
   return o << "n" << s.n << " h" << s.h << " w" << s.w << " c" << s.c << " m" << s.m << " k"
            << s.kh << "x" << s.kw << " s" << s.stride << " p" << s.pad << " g" << s.group << " d"

@@ -116,13 +116,7 @@ TEST_CASE("CPU QConv/QGemm equal the reference bit for bit on every ISA path", "
         for (QConvVariant variant : kQConvVariants) {
           INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant)
                                   << " fast paths " << fast_paths);
-          Attributes a;
-          std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
-          std::vector<bool> constant{false, true, true};
-          if (variant == QConvVariant::Residual) {
-            add_qconv_residual(in, run_ref("QConv", kMinferDomain, in, a)[0].shape(), rng, a);
-            constant.push_back(false);
-          }
+          auto [in, constant, a] = make_qconv_case(cc, variant, rng);
           Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
           const bool depthwise = cc.group == cc.c && cc.c == cc.m && cc.c > 1;
           for (int threads : {1, 2, 3}) {
@@ -191,13 +185,7 @@ TEST_CASE("CPU depthwise QConv equals the reference bit for bit on random shapes
       const QConvShape cc{1, h, w, c, c, kh, k, stride, pad, c, 1};
       const QConvVariant variant = kQConvVariants[pick(0, 3)];
       INFO(cpu::isa_name(isa) << " " << cc << " " << qconv_variant_name(variant));
-      Attributes a;
-      std::vector<Tensor> in = make_qconv(cc, variant, rng, a);
-      std::vector<bool> constant{false, true, true};
-      if (variant == QConvVariant::Residual) {
-        add_qconv_residual(in, run_ref("QConv", kMinferDomain, in, a)[0].shape(), rng, a);
-        constant.push_back(false);
-      }
+      const auto [in, constant, a] = make_qconv_case(cc, variant, rng);
       const Tensor expect = run_ref("QConv", kMinferDomain, in, a)[0];
       for (const char* groups : {"1", "0"}) {
         ScopedEnv env("MINFER_CPU_INT8_DEPTHWISE_GROUPS", groups);
