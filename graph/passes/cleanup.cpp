@@ -46,17 +46,9 @@ bool eliminate_identities(Graph& g, PassLog& log) {
   bool changed = false;
   for (Node* n : g.topo_order()) {
     if (!is_no_op(*n)) continue;
-    Value* in = n->inputs[0];
-    Value* out = n->outputs[0];
-    // A graph output keeps its name: skip when the input cannot take it over.
-    if (out->is_graph_output && (in->is_graph_input || in->is_graph_output || in->is_constant()))
-      continue;
-    const std::string name = out->name;
-    g.replace_all_uses(out, in);
-    log.note("removed no-op " + n->describe());
-    g.remove_node(n);
-    g.remove_unused_values();
-    if (in->is_graph_output) g.rename_value(in, name);
+    const std::string what = n->describe();
+    if (!rewrite::bypass(g, n)) continue;  // a graph output keeps its name
+    log.note("removed no-op " + what);
     changed = true;
   }
   return changed;

@@ -1,6 +1,7 @@
 // Removes Dropout nodes that run in inference mode and whose mask nobody reads: at inference
 // Dropout is the identity, so its consumers can read its input directly.
 #include "graph/passes/passes.h"
+#include "graph/passes/rewrite.h"
 
 namespace minfer::passes {
 
@@ -34,17 +35,9 @@ bool eliminate_dropout(Graph& g, PassLog& log) {
   for (Node* n : g.topo_order()) {
     if (!n->domain.empty() || n->op_type != "Dropout" || !n->input(0)) continue;
     if (!inference_mode(*n) || !mask_unused(*n)) continue;
-    Value* in = n->inputs[0];
-    Value* out = n->outputs[0];
-    // A graph output keeps its name: skip when the input cannot take it over.
-    if (out->is_graph_output && (in->is_graph_input || in->is_graph_output || in->is_constant()))
-      continue;
-    const std::string name = out->name;
-    g.replace_all_uses(out, in);
-    log.note("removed inference-mode " + n->describe());
-    g.remove_node(n);
-    g.remove_unused_values();
-    if (in->is_graph_output) g.rename_value(in, name);
+    const std::string what = n->describe();
+    if (!rewrite::bypass(g, n)) continue;  // a graph output keeps its name
+    log.note("removed inference-mode " + what);
     changed = true;
   }
   return changed;

@@ -30,6 +30,19 @@ void replace_chain(Graph& g, const std::vector<Node*>& old_nodes, Node* replacem
   g.rename_value(fresh, name);
 }
 
+bool bypass(Graph& g, Node* n) {
+  Value* in = n->inputs[0];
+  Value* out = n->outputs[0];
+  if (out->is_graph_output && (in->is_graph_input || in->is_graph_output || in->is_constant()))
+    return false;
+  const std::string name = out->name;
+  g.replace_all_uses(out, in);
+  g.remove_node(n);
+  g.remove_unused_values();
+  if (in->is_graph_output) g.rename_value(in, name);
+  return true;
+}
+
 void substitute_graph_output(Graph& g, Value* out, Value* replacement, const std::string& suffix) {
   const std::string name = out->name;
   std::vector<Value*> outputs = g.outputs();

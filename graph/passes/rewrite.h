@@ -21,6 +21,11 @@ const Tensor* constant_of(const Value* v);  // null unless `v` is a constant
 // can skip them.
 void replace_chain(Graph& g, const std::vector<Node*>& old_nodes, Node* replacement,
                    std::set<const Node*>& removed);
+// Removes the pass-through node `n` (its output 0 equal to its input 0; its other outputs
+// unused), its readers reading that input instead. False, and nothing changed, where the
+// output is a graph output whose name the input cannot take (a graph input or output, or a
+// constant).
+bool bypass(Graph& g, Node* n);
 // Makes `replacement` (a converted copy of the graph output `out`) the graph output in its
 // place, under out's name; `out` keeps its producer and readers, renamed with `suffix`.
 void substitute_graph_output(Graph& g, Value* out, Value* replacement, const std::string& suffix);
