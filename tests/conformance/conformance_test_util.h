@@ -48,6 +48,42 @@ inline ConformanceOptions tight_options(int level, int threads = 0) {
   return options;
 }
 
+// Runs each case at opt-levels 0 and 2 on 2 threads against ONNX Runtime's outputs (each with
+// at least one data set) and returns the op types of the cases' models.
+inline std::set<std::string> check_cases_match(const std::vector<std::string>& cases) {
+  std::set<std::string> ops_seen;
+  for (const std::string& dir : cases) {
+    for (int level : {0, 2}) {
+      const CaseResult r = run_conformance_case(dir, tight_options(level, 2));
+      INFO(r.name << " at opt-level " << level << ": " << r.reason);
+      CHECK(r.status == CaseStatus::Pass);
+      CHECK(r.data_sets >= 1);
+    }
+    const Graph model = load_onnx(dir + "/model.onnx");  // named: nodes() views into it
+    for (const Node* n : model.nodes()) ops_seen.insert(n->op_type);
+  }
+  return ops_seen;
+}
+
+// Each case's model, loaded and written back by minfer (as `minfer export --opt-level 0` does)
+// into a copy of the case under temp_dir(folder), must still give ONNX Runtime's outputs.
+// Returns how many cases were checked.
+inline int check_cases_survive_export(const std::vector<std::string>& cases,
+                                      const std::string& folder) {
+  const std::filesystem::path out = temp_dir(folder);
+  int checked = 0;
+  for (const std::string& dir : cases) {
+    const std::filesystem::path copy = out / std::filesystem::path(dir).filename();
+    std::filesystem::copy(dir, copy, std::filesystem::copy_options::recursive);
+    save_onnx(load_onnx(dir + "/model.onnx"), (copy / "model.onnx").string());
+    const CaseResult r = run_conformance_case(copy.string(), tight_options(0));
+    INFO(r.name << ": " << r.reason);
+    CHECK(r.status == CaseStatus::Pass);
+    ++checked;
+  }
+  return checked;
+}
+
 // Runs `minfer ARGS` with stdout and stderr together in `out`.
 inline CliResult cli_merged(const std::string& args) { return cli(args, /*merge_stderr=*/true); }
 
