@@ -7,6 +7,29 @@
 
 namespace minfer {
 
+GemmSizes gemm_sizes(const PrepareContext& ctx) {
+  const Attributes& attrs = ctx.node.attrs;
+  GemmSizes g;
+  g.trans_a = attrs.get_int("transA", 0) != 0;
+  g.trans_b = attrs.get_int("transB", 0) != 0;
+  g.alpha = attrs.get_float("alpha", 1.f);
+  g.beta = attrs.get_float("beta", 1.f);
+  const Shape& a = ctx.inputs[0].shape;
+  const Shape& b = ctx.inputs[1].shape;
+  g.m = g.trans_a ? a[1] : a[0];
+  g.k = g.trans_a ? a[0] : a[1];
+  g.n = g.trans_b ? b[0] : b[1];
+  if ((g.trans_b ? b[1] : b[0]) != g.k)
+    ctx.fail("A " + a.to_string() + " and B " + b.to_string() + " have different K");
+  g.has_c = ctx.inputs.size() > 2 && ctx.inputs[2].present;
+  if (g.has_c) {
+    const std::vector<int64_t> st = broadcast_strides(ctx.inputs[2].shape, Shape{g.m, g.n});
+    g.c_row_stride = st[0];
+    g.c_col_stride = st[1];
+  }
+  return g;
+}
+
 MatmulDims matmul_dims(const Node& node, const Shape& a, const Shape& b) {
   op_require(node, a.rank() >= 1 && b.rank() >= 1,
              "needs inputs of rank >= 1, got " + a.to_string() + " and " + b.to_string());

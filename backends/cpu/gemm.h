@@ -17,6 +17,7 @@
 #include "backends/cpu/epilogue.h"
 #include "backends/cpu/packed_rhs_gemm.h"
 #include "minfer/kernel.h"
+#include "ops/matmul.h"
 
 namespace minfer::cpu {
 
@@ -29,12 +30,8 @@ class GemmKernel final : public Kernel {
   std::string variant() const override;
 
  private:
-  int64_t m_ = 0, n_ = 0, k_ = 0;
-  bool trans_a_ = false, trans_b_ = false;
-  float alpha_ = 1.f, beta_ = 1.f;
-  bool has_c_ = false;
-  int64_t c_row_stride_ = 0, c_col_stride_ = 0;  // C's strides seen through Y's shape
-  bool bias_row_ = false;                         // C is one row added to every row of Y
+  GemmSizes g_;
+  bool bias_row_ = false;  // C is one row added to every row of Y
   Activation act_;
   Tensor b_;  // constant B (shared); undefined = read per run
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant

@@ -2,7 +2,7 @@
 // cuBLAS SGEMM (row-major Y computed as column-major Y^T = op(B)^T op(A)^T), then an epilogue
 // kernel for the broadcast C and the activation.
 #include "backends/cuda/kernels.h"
-#include "ops/broadcast.h"
+#include "ops/matmul.h"
 
 namespace minfer::cuda {
 
@@ -25,24 +25,7 @@ class GemmCuda final : public Kernel {
 
   void prepare(PrepareContext& ctx) override {
     device_context(ctx).cublas();  // now, not inside a CUDA graph capture
-    const Attributes& attrs = ctx.node.attrs;
-    trans_a_ = attrs.get_int("transA", 0) != 0;
-    trans_b_ = attrs.get_int("transB", 0) != 0;
-    alpha_ = attrs.get_float("alpha", 1.f);
-    beta_ = attrs.get_float("beta", 1.f);
-    const Shape& a = ctx.inputs[0].shape;
-    const Shape& b = ctx.inputs[1].shape;
-    m_ = int(trans_a_ ? a[1] : a[0]);
-    k_ = int(trans_a_ ? a[0] : a[1]);
-    n_ = int(trans_b_ ? b[0] : b[1]);
-    if ((trans_b_ ? b[1] : b[0]) != k_)
-      ctx.fail("A " + a.to_string() + " and B " + b.to_string() + " have different K");
-    has_c_ = ctx.inputs.size() > 2 && ctx.inputs[2].present;
-    if (has_c_) {
-      std::vector<int64_t> st = broadcast_strides(ctx.inputs[2].shape, Shape{m_, n_});
-      c_row_ = int(st[0]);
-      c_col_ = int(st[1]);
-    }
+    g_ = gemm_sizes(ctx);
     act_ = fused_clamp(ctx);
   }
 
@@ -52,19 +35,19 @@ class GemmCuda final : public Kernel {
     const float* a = static_cast<const float*>(ctx.inputs[0]->raw());
     const float* b = static_cast<const float*>(ctx.inputs[1]->raw());
     float* y = static_cast<float*>(ctx.outputs[0]->raw());
-    if (m_ == 0 || n_ == 0) return;
+    const int m = int(g_.m), n = int(g_.n), k = int(g_.k);  // (cuBLAS's sizes are ints)
+    if (m == 0 || n == 0) return;
     const float zero = 0.f;
-    MINFER_CUBLAS_CHECK(cublasSgemm(dc.cublas(), trans_b_ ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                    trans_a_ ? CUBLAS_OP_T : CUBLAS_OP_N, n_, m_, k_, &alpha_, b,
-                                    trans_b_ ? k_ : n_, a, trans_a_ ? m_ : k_, &zero, y, n_));
-    const float* c = has_c_ ? static_cast<const float*>(ctx.inputs[2]->raw()) : nullptr;
-    gemm_epilogue_f32(y, m_, n_, c, c_row_, c_col_, beta_, act_, dc.stream);
+    MINFER_CUBLAS_CHECK(cublasSgemm(dc.cublas(), g_.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                    g_.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &g_.alpha, b,
+                                    g_.trans_b ? k : n, a, g_.trans_a ? m : k, &zero, y, n));
+    const float* c = g_.has_c ? static_cast<const float*>(ctx.inputs[2]->raw()) : nullptr;
+    gemm_epilogue_f32(y, m, n, c, int(g_.c_row_stride), int(g_.c_col_stride), g_.beta, act_,
+                      dc.stream);
   }
 
  private:
-  bool trans_a_ = false, trans_b_ = false, has_c_ = false;
-  float alpha_ = 1.f, beta_ = 1.f;
-  int m_ = 0, n_ = 0, k_ = 0, c_row_ = 0, c_col_ = 0;
+  GemmSizes g_;
   Clamp act_;
 };
 
