@@ -33,7 +33,7 @@ class GemmKernel final : public Kernel {
   GemmSizes g_;
   bool bias_row_ = false;  // C is one row added to every row of Y
   Activation act_;
-  Tensor b_;  // constant B (shared); undefined = read per run
+  Tensor b_;                                 // constant B (shared); undefined = read per run
   std::shared_ptr<const PackedRhs> packed_;  // B packed, when constant
 };
 
