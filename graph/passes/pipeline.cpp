@@ -35,6 +35,9 @@ const PassManager& default_pipeline() {
       // com.minfer:GatedQuantize has a CPU kernel only.
       {"gated-quantize-fusion", 2, passes::fuse_gated_quantize,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
+      // QGlobalAveragePool on floats has a CPU kernel only.
+      {"quantize-pool-fusion", 2, passes::fuse_quantize_global_pool,
+       [](const SessionOptions& o) { return o.device.is_cpu(); }},
       {"layernorm-fusion", 2, passes::fuse_layer_norm, {}},
       {"gelu-fusion", 2, passes::fuse_gelu, {}},
       {"gemm-fusion", 2, passes::fuse_gemm, {}},

@@ -1,8 +1,14 @@
+// The two ends of an SE block in the NHWC int8 region (EfficientNet's), each made one node so
+// that an intermediate tensor is never written and read back, with the same arithmetic:
+//
 // gated-quantize-fusion: Mul(x, gate) -> QuantizeLinear to int8, where the gate is one float
-// per channel of x's last axis (an SE block's channel scale in the NHWC int8 region:
-// EfficientNet's), becomes one com.minfer:GatedQuantize (ops/int8/gated_quantize.cpp), so that
-// the gated floats are never written and read back. The same arithmetic: the float product,
-// then the QuantizeLinear's division, rounding and clamp.
+// per channel of x's last axis (the block's channel scale), becomes one com.minfer:GatedQuantize
+// (ops/int8/gated_quantize.cpp): the float product, then the QuantizeLinear's division,
+// rounding and clamp.
+//
+// quantize-pool-fusion: QuantizeLinear to int8 -> QGlobalAveragePool (the block's squeeze, its
+// only reader) becomes the pool on the floats, which it quantizes with its own x_scale and
+// x_zero_point (ops/int8/qpool.cpp): where those are the QuantizeLinear's, the same int8 values.
 #include <set>
 #include <utility>
 
@@ -50,6 +56,29 @@ bool fuse_gated_quantize(Graph& g, PassLog& log) {
     Node* fused = g.add_node("GatedQuantize", mul->name, {x, gate}, 1, attrs, kMinferDomain);
     log.note("fused " + mul->describe() + " + " + q->describe());
     rewrite::replace_chain(g, {mul, q}, fused, removed);
+    changed = true;
+  }
+  return changed;
+}
+
+bool fuse_quantize_global_pool(Graph& g, PassLog& log) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* q : g.topo_order()) {
+    if (removed.count(q) || !rewrite::is_op(q, "QuantizeLinear")) continue;
+    Node* pool = rewrite::sole_user(q->outputs[0]);
+    if (!rewrite::is_op(pool, "QGlobalAveragePool", kMinferDomain) ||
+        pool->attrs.get_string("layout", "NCHW") != "NHWC" || q->inputs[0]->dtype != DType::f32)
+      continue;
+    const auto p = quant::qdq_params(*q);
+    if (!p || !p->per_tensor() || p->dtype != DType::i8 ||
+        pool->attrs.get_float("x_scale", 0.f) != p->scale[0] ||
+        pool->attrs.get_int("x_zero_point", 0) != p->zero_point[0])
+      continue;
+    Node* fused =
+        g.add_node("QGlobalAveragePool", pool->name, {q->inputs[0]}, 1, pool->attrs, kMinferDomain);
+    log.note("fused " + q->describe() + " into " + pool->describe());
+    rewrite::replace_chain(g, {q, pool}, fused, removed);
     changed = true;
   }
   return changed;

@@ -96,7 +96,7 @@ std::vector<Tensor> qavgpool_reference(const Node& node, const std::vector<Tenso
 }
 
 void infer_qgap(InferContext& ctx) {
-  require_dtype(ctx, 0, {DType::i8});
+  require_dtype(ctx, 0, {DType::i8, DType::f32});
   const bool nhwc = int8::is_nhwc(ctx.node());
   const Shape& x = ctx.input_shape(0);
   ctx.require(x.rank() >= 3, "input must have rank >= 3, got " + x.to_string());
@@ -108,10 +108,23 @@ void infer_qgap(InferContext& ctx) {
   ctx.set_output(0, DType::i8, y);
 }
 
+// A float input quantized with the pool's x_scale and x_zero_point, as QuantizeLinear would.
+Tensor quantized_input(const Tensor& x, const int8::PoolStage& st) {
+  if (x.dtype() == DType::i8) return x;
+  Tensor q(DType::i8, x.shape());
+  const float* xp = x.data<float>();
+  int8_t* qp = q.data<int8_t>();
+  for (int64_t i = 0; i < x.numel(); ++i)
+    qp[i] =
+        static_cast<int8_t>(int8::quantize_value(xp[i], st.x_scale, st.x_zero_point, -128, 127));
+  return q;
+}
+
 std::vector<Tensor> qgap_reference(const Node& node, const std::vector<Tensor>& in) {
   const bool nhwc = int8::is_nhwc(node);
-  const Tensor x = nhwc ? int8::nhwc_to_nchw(in[0]) : in[0];
   const int8::PoolStage st = int8::parse_pool_stage(node);
+  const Tensor q = quantized_input(in[0], st);
+  const Tensor x = nhwc ? int8::nhwc_to_nchw(q) : q;
   std::vector<int64_t> dims(x.rank(), 1);
   dims[0] = x.dim(0);
   dims[1] = x.dim(1);
@@ -158,7 +171,9 @@ void register_qpool_ops(OpRegistry& r) {
   OpSchema gap;
   gap.domain = kMinferDomain;
   gap.name = "QGlobalAveragePool";
-  gap.doc = "int8 GlobalAveragePool: integer sums requantized by s_x / (s_y * H * W)";
+  gap.doc =
+      "int8 GlobalAveragePool: integer sums requantized by s_x / (s_y * H * W); a float "
+      "input is quantized first with x_scale and x_zero_point (QuantizeLinear to int8)";
   gap.attributes = kPoolStage;
   gap.infer = infer_qgap;
   gap.reference = qgap_reference;

@@ -526,6 +526,40 @@ TEST_CASE("CPU GatedQuantize equals the reference bit for bit on every ISA path"
   }
 }
 
+// QGlobalAveragePool on floats (an SE block's QuantizeLinear folded in) at every ISA level
+// against the reference, which is QuantizeLinear then the int8 pool: channel counts around the
+// vectors and the 4-vector blocks, values that saturate, NaN and infinities, 1-3 threads (each
+// a share of the pixels).
+TEST_CASE("CPU QGlobalAveragePool on floats equals QuantizeLinear then the pool, bit for bit",
+          "[int8]") {
+  IsaGuard guard;
+  for (cpu::Isa isa : cpu::supported_isas()) {
+    cpu::set_isa_cap(isa);
+    std::mt19937 rng(11);
+    for (int64_t c : {1, 7, 8, 16, 17, 33, 64, 65, 100, 131}) {
+      INFO(cpu::isa_name(isa) << " channels " << c);
+      Tensor x = random_tensor(Shape{2, 5, 3, c}, rng, -12.f, 12.f);
+      x.data<float>()[0] = NAN;
+      x.data<float>()[c] = INFINITY;
+      x.data<float>()[x.numel() - 1] = -INFINITY;
+      Attributes a;
+      a.set("layout", std::string("NHWC"));
+      a.set("x_scale", 0.07f);
+      a.set("x_zero_point", int64_t{-9});
+      a.set("y_scale", 0.05f);
+      a.set("y_zero_point", int64_t{4});
+      const Tensor quantized =
+          run_ref("QuantizeLinear", "",
+                  {x, Tensor::scalar<float>(0.07f), Tensor::scalar<int8_t>(-9)}, {})[0];
+      const Tensor expect = run_ref("QGlobalAveragePool", kMinferDomain, {quantized}, a)[0];
+      require_equal(run_ref("QGlobalAveragePool", kMinferDomain, {x}, a)[0], expect);
+      for (int threads : {1, 2, 3})
+        require_equal(run_cpu("QGlobalAveragePool", kMinferDomain, {x}, {false}, a, threads),
+                      expect);
+    }
+  }
+}
+
 TEST_CASE("GatedQuantize refuses a gate that is not one value per channel", "[int8]") {
   std::mt19937 rng(10);
   Attributes a;

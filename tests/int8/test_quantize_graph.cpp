@@ -2,6 +2,7 @@
 #include <fstream>
 #include <map>
 
+#include "graph/passes/passes.h"
 #include "int8/int8_test_util.h"
 #include "minfer/calibrate.h"
 
@@ -264,10 +265,51 @@ TEST_CASE("element-wise ops between int8 convs stay NHWC (EfficientNet's SiLU an
   Session separate(clone_graph(qdq), ungated);
   CHECK(op_histogram(separate.graph())["GatedQuantize"] == 0);
   CHECK(op_histogram(separate.graph())["Mul"] == folded["GatedQuantize"]);
+  // Each SE block's squeeze, QuantizeLinear then QGlobalAveragePool, is the pool on the floats:
+  // the same int8 values summed, so the outputs are equal bit for bit.
+  int float_pools = 0;
+  for (const Node* n : int8.graph().topo_order())
+    float_pools += n->op_type == "QGlobalAveragePool" && n->inputs[0]->dtype == DType::f32;
+  CHECK(float_pools > 2);
+  SessionOptions unpooled;
+  unpooled.disabled_passes = {"quantize-pool-fusion"};
+  Session pooled_apart(clone_graph(qdq), unpooled);
+  CHECK(op_histogram(pooled_apart.graph())["QuantizeLinear"] ==
+        folded["QuantizeLinear"] + float_pools);
   for (const Tensor& x : random_images(2, 32, 6)) {
     const Tensor y = int8.run_one(x);
     CHECK(relative_error(y, sim.run_one(x)) < 0.05);
     require_equal(y, plain.run_one(x));
     require_equal(y, separate.run_one(x));
+    require_equal(y, pooled_apart.run_one(x));
   }
+}
+
+// quantize-pool-fusion takes only a QuantizeLinear whose int8 values the pool reads alone and
+// with its own x_scale and x_zero_point.
+TEST_CASE("quantize-pool-fusion: the pool alone reads the int8 values, at its x_scale",
+          "[int8][passes]") {
+  auto squeeze = [](float pool_scale, bool second_reader) {
+    Graph g;
+    Value* x = g.add_input("x", DType::f32, Shape{1, 4, 4, 8});
+    Node* q = g.add_node("QuantizeLinear", "q",
+                         {x, g.add_constant("s", Tensor::scalar<float>(0.05f)),
+                          g.add_constant("z", Tensor::scalar<int8_t>(3))},
+                         1);
+    Attributes a;
+    a.set("layout", std::string("NHWC"));
+    a.set("x_scale", pool_scale);
+    a.set("x_zero_point", int64_t{3});
+    a.set("y_scale", 0.02f);
+    a.set("y_zero_point", int64_t{-1});
+    g.add_output(
+        g.add_node("QGlobalAveragePool", "pool", {q->outputs[0]}, 1, a, kMinferDomain)->outputs[0]);
+    if (second_reader) g.add_output(q->outputs[0]);
+    g.infer_shapes();
+    PassLog log;
+    return passes::fuse_quantize_global_pool(g, log);
+  };
+  CHECK(squeeze(0.05f, false));
+  CHECK_FALSE(squeeze(0.06f, false));  // the pool's own x_scale differs
+  CHECK_FALSE(squeeze(0.05f, true));   // the int8 values are an output too
 }

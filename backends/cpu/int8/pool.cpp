@@ -1,6 +1,7 @@
-// QMaxPool, QAveragePool and QGlobalAveragePool on NHWC int8 tensors: loops over channels
-// innermost (contiguous; the max pool in AVX2 where the CPU has it, the averages vectorized by
-// the compiler), the reference's integer arithmetic.
+// QMaxPool, QAveragePool and QGlobalAveragePool on NHWC int8 tensors (the global pool also on
+// floats it quantizes first): loops over channels innermost (contiguous; the max pool in AVX2
+// where the CPU has it, the averages vectorized by the compiler), the reference's integer
+// arithmetic.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -8,7 +9,8 @@
 #include <vector>
 
 #include "backends/cpu/int8/kernels.h"
-#include "backends/cpu/int8/qgemm.h"  // MINFER_TARGET_AVX2
+#include "backends/cpu/int8/qgemm.h"  // MINFER_TARGET_AVX2, quantize_kernels
+#include "backends/cpu/isa.h"
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
 #include "ops/int8/int8_ops.h"
@@ -179,8 +181,18 @@ class QAvgPoolKernel final : public Kernel {
   std::vector<int8::Multiplier> mult_;
 };
 
+// A float input (the quantize-pool-fusion pass: an SE block's QuantizeLinear folded in) is
+// quantized and summed in registers at the ISA level (QuantizeKernels::sum: QuantizeLinear's
+// arithmetic, so the same int8 values): the int8 tensor is never written.
 class QGlobalAvgPoolKernel final : public Kernel {
  public:
+  static bool supports(const PrepareContext& ctx) {
+    const TensorInfo& x = ctx.inputs[0];
+    return x.present && x.shape.is_static() && x.shape.rank() == 4 &&
+           ctx.node.attrs.get_string("layout", "NCHW") == "NHWC" &&
+           (x.dtype == DType::i8 || (x.dtype == DType::f32 && has_any_isa()));
+  }
+
   void prepare(PrepareContext& ctx) override {
     const Shape& x = ctx.inputs[0].shape;
     n_ = x[0];
@@ -188,38 +200,63 @@ class QGlobalAvgPoolKernel final : public Kernel {
     c_ = x[3];
     st_ = int8::parse_pool_stage(ctx.node);
     mult_ = int8::pool_multiplier(st_, std::max<int64_t>(hw_, 1));
-    ctx.workspace_bytes = static_cast<size_t>(n_ * c_) * 4;
+    quantize_ = ctx.inputs[0].dtype == DType::f32 ? &q8::quantize_kernels(active_isa()) : nullptr;
+    // Per thread: its share's sums of every image.
+    parts_ = std::max(1, threads_for(n_ * hw_ * c_, ctx.threads));
+    ctx.workspace_bytes = size_t(parts_) * size_t(n_ * c_) * 4;
   }
+  std::string variant() const override {
+    return quantize_ ? std::string("quantize ") + isa_name(quantize_->isa) : std::string();
+  }
+
   void run(RunContext& ctx) const override {
-    const int8_t* x = ctx.inputs[0]->data<int8_t>();
     int8_t* y = ctx.outputs[0]->data<int8_t>();
-    int32_t* sums = static_cast<int32_t*>(ctx.workspace);
-    parallel_for(threads_for(n_ * hw_ * c_, ctx.threads), n_, [&](int64_t n) {
-      int32_t* acc = sums + n * c_;
-      const int8_t* image = x + n * hw_ * c_;
-      int64_t c0 = 0;
-      for (; c0 + 64 <= c_; c0 += 64) sum_block<64>(image, c0, acc);
-      if (c0 + 32 <= c_) sum_block<32>(image, c0, acc), c0 += 32;
-      if (c0 + 16 <= c_) sum_block<16>(image, c0, acc), c0 += 16;
-      if (c0 + 8 <= c_) sum_block<8>(image, c0, acc), c0 += 8;
-      for (; c0 < c_; ++c0) sum_block<1>(image, c0, acc);
-      for (int64_t c = 0; c < c_; ++c)
-        y[n * c_ + c] =
-            int8::requantize_clamp(acc[c], mult_, st_.y_zero_point, int8::kQMin, int8::kQMax);
+    auto* workspace = static_cast<int32_t*>(ctx.workspace);
+    // Each thread sums its share of every image's pixels (one image's halves at batch 1).
+    const int parts = std::min(parts_, std::max(1, ctx.threads));
+    parallel_region(parts, [&](int part, int nparts) {
+      int32_t* sums = workspace + part * n_ * c_;
+      const int64_t p0 = split_begin(hw_, nparts, part), p1 = split_begin(hw_, nparts, part + 1);
+      for (int64_t n = 0; n < n_; ++n) {
+        int32_t* acc = sums + n * c_;
+        std::fill(acc, acc + c_, 0);
+        if (!quantize_) {
+          add_rows(ctx.inputs[0]->data<int8_t>() + (n * hw_ + p0) * c_, p1 - p0, acc);
+          continue;
+        }
+        quantize_->sum(ctx.inputs[0]->data<float>() + (n * hw_ + p0) * c_, p1 - p0, c_, st_.x_scale,
+                       st_.x_zero_point, acc);
+      }
     });
+    // The shares' sums, less the zero point's, requantized.
+    for (int64_t n = 0; n < n_; ++n)
+      for (int64_t c = 0; c < c_; ++c) {
+        int32_t sum = -st_.x_zero_point * static_cast<int32_t>(hw_);
+        for (int part = 0; part < parts; ++part) sum += workspace[(part * n_ + n) * c_ + c];
+        y[n * c_ + c] =
+            int8::requantize_clamp(sum, mult_, st_.y_zero_point, int8::kQMin, int8::kQMax);
+      }
   }
 
  private:
-  // Channels [c0, c0 + B) of an image summed over its pixels, minus the zero point's share,
-  // into acc: B sums held in registers across the pixels (one pass over the input per block,
-  // 64 channels at a time, then 32, 16, 8 and single ones), where summing every pixel into acc
-  // in memory read and wrote each sum per pixel.
+  // acc[c] += the `pixels` rows (c_ channels each) at `rows`, channel by channel.
+  void add_rows(const int8_t* rows, int64_t pixels, int32_t* acc) const {
+    int64_t c0 = 0;
+    for (; c0 + 64 <= c_; c0 += 64) add_block<64>(rows, pixels, c0, acc);
+    if (c0 + 32 <= c_) add_block<32>(rows, pixels, c0, acc), c0 += 32;
+    if (c0 + 16 <= c_) add_block<16>(rows, pixels, c0, acc), c0 += 16;
+    if (c0 + 8 <= c_) add_block<8>(rows, pixels, c0, acc), c0 += 8;
+    for (; c0 < c_; ++c0) add_block<1>(rows, pixels, c0, acc);
+  }
+  // Channels [c0, c0 + B) summed over the rows into acc: B sums held in registers across the
+  // pixels (one pass over the rows per block, 64 channels at a time, then 32, 16, 8 and single
+  // ones), where summing every pixel into acc in memory read and wrote each sum per pixel.
   template <int64_t B>
-  void sum_block(const int8_t* image, int64_t c0, int32_t* acc) const {
+  void add_block(const int8_t* rows, int64_t pixels, int64_t c0, int32_t* acc) const {
     int32_t s[B];
-    for (int64_t j = 0; j < B; ++j) s[j] = -st_.x_zero_point * static_cast<int32_t>(hw_);
-    for (int64_t i = 0; i < hw_; ++i) {
-      const int8_t* in = image + i * c_ + c0;
+    std::copy_n(acc + c0, B, s);
+    for (int64_t i = 0; i < pixels; ++i) {
+      const int8_t* in = rows + i * c_ + c0;
       for (int64_t j = 0; j < B; ++j) s[j] += in[j];
     }
     std::copy_n(s, B, acc + c0);
@@ -228,6 +265,8 @@ class QGlobalAvgPoolKernel final : public Kernel {
   int64_t n_ = 0, hw_ = 0, c_ = 0;
   int8::PoolStage st_;
   int8::Multiplier mult_;
+  const q8::QuantizeKernels* quantize_ = nullptr;  // a float input's, at the ISA level
+  int parts_ = 1;                                  // the threads' shares of the pixels
 };
 
 }  // namespace
@@ -244,9 +283,9 @@ void register_int8_pool_kernels(OpRegistry& r) {
   r.register_kernel({kMinferDomain,
                      "QGlobalAveragePool",
                      Device::Type::CPU,
-                     {DType::i8},
+                     {DType::i8, DType::f32},
                      "cpu-nhwc",
-                     nhwc_static,
+                     QGlobalAvgPoolKernel::supports,
                      [] { return std::make_unique<QGlobalAvgPoolKernel>(); }});
 }
 

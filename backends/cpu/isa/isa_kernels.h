@@ -117,6 +117,10 @@ struct QuantizeKernels {
   // com.minfer:GatedQuantize: rows of `channels` floats, each times its channel's gate, to int8.
   void (*gated)(const float* x, int64_t rows, int64_t channels, const float* gate, float scale,
                 int32_t zero_point, void* out);
+  // com.minfer:QGlobalAveragePool on floats: acc[c] += the int8 values of channel c of `pixels`
+  // rows of `channels` floats (the int8 tensor never stored).
+  void (*sum)(const float* x, int64_t pixels, int64_t channels, float scale, int32_t zero_point,
+              int32_t* acc);
 };
 
 // A run of `pixels` output pixels of an int8 depthwise conv (NHWC; backends/cpu/int8/

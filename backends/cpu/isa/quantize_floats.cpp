@@ -24,12 +24,10 @@ struct Constants {
 };
 
 #if MINFER_ISA_WIDE
-// The first n (<= 16) floats at x (kGated: times those at g), quantized, to the first n bytes
-// at y.
+// The floats at x in lanes m (kGated: times those at g), quantized, as int32 lanes (in range
+// for the type; the other lanes quantize zeros).
 template <bool kGated>
-static inline void quantize_vector(const float* x, const float* g, int64_t n, const Constants& k,
-                                   uint8_t* y) {
-  const __mmask16 m = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
+static inline VI32 quantize_lanes(const float* x, const float* g, __mmask16 m, const Constants& k) {
   __m512 v = _mm512_maskz_loadu_ps(m, x);
   if constexpr (kGated) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, g));
   const __m512 r = _mm512_maskz_roundscale_ps(0xffff, _mm512_div_ps(v, k.scale),
@@ -37,10 +35,22 @@ static inline void quantize_vector(const float* x, const float* g, int64_t n, co
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
   const __m512 c = min_f32(max_f32(_mm512_add_ps(r, k.zero_point), k.lo), k.hi);
   // (The all-lanes masked forms: GCC 12 warns on the plain ones.)
-  const __m512i q =
-      _mm512_mask_mov_epi32(_mm512_maskz_cvttps_epi32(0xffff, c), nan, k.zero_point_int);
+  return _mm512_mask_mov_epi32(_mm512_maskz_cvttps_epi32(0xffff, c), nan, k.zero_point_int);
+}
+// The first n (<= 16) floats at x (kGated: times those at g), quantized, to the first n bytes
+// at y.
+template <bool kGated>
+static inline void quantize_vector(const float* x, const float* g, int64_t n, const Constants& k,
+                                   uint8_t* y) {
+  const __mmask16 m = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
   // In range for the type: the low byte is the value (int8 or uint8).
-  _mm_mask_storeu_epi8(y, m, _mm512_maskz_cvtepi32_epi8(0xffff, q));
+  _mm_mask_storeu_epi8(y, m,
+                       _mm512_maskz_cvtepi32_epi8(0xffff, quantize_lanes<kGated>(x, g, m, k)));
+}
+// sum + the lanes m of the n (<= 16) floats at x quantized.
+static inline VI32 add_quantized(VI32 sum, const float* x, int64_t n, const Constants& k) {
+  const __mmask16 m = n >= 16 ? __mmask16(0xffff) : __mmask16((1u << n) - 1);
+  return _mm512_mask_add_epi32(sum, m, sum, quantize_lanes<false>(x, x, m, k));
 }
 template <bool kGated>
 static inline void quantize_tail(const float* x, const float* g, int64_t n, const Constants& k,
@@ -49,10 +59,11 @@ static inline void quantize_tail(const float* x, const float* g, int64_t n, cons
 }
 #else
 // The 8 floats at x (kGated: times those at g), quantized, as int32 lanes (in range for the
-// type).
-template <bool kGated>
-static inline __m256i quantize_lanes(const float* x, const float* g, const Constants& k) {
-  __m256 v = _mm256_loadu_ps(x);
+// type); with kMasked only the lanes of m are read (the others quantize zeros).
+template <bool kGated, bool kMasked = false>
+static inline __m256i quantize_lanes(const float* x, const float* g, const Constants& k,
+                                     __m256i m = __m256i{}) {
+  __m256 v = kMasked ? _mm256_maskload_ps(x, m) : _mm256_loadu_ps(x);
   if constexpr (kGated) v = _mm256_mul_ps(v, _mm256_loadu_ps(g));
   const __m256 r =
       _mm256_round_ps(_mm256_div_ps(v, k.scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -83,6 +94,12 @@ static inline void quantize_vector(const float* x, const float* g, int64_t, cons
   const int64_t bytes = _mm_cvtsi128_si64(
       _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)));
   std::memcpy(y, &bytes, 8);
+}
+// sum + the n (<= 8) floats at x quantized (the lanes past n add nothing).
+static inline VI32 add_quantized(VI32 sum, const float* x, int64_t n, const Constants& k) {
+  if (n >= 8) return _mm256_add_epi32(sum, quantize_lanes<false>(x, x, k));
+  const __m256i m = first_lanes_f32(int(n));
+  return _mm256_add_epi32(sum, _mm256_and_si256(m, quantize_lanes<false, true>(x, x, k, m)));
 }
 // The last few (n < 8) through padded vectors (zeros quantize harmlessly; n bytes leave).
 template <bool kGated>
@@ -132,10 +149,36 @@ void quantize_gated(const float* x, int64_t rows, int64_t channels, const float*
                        reinterpret_cast<uint8_t*>(y + r * channels));
 }
 
+// acc[c] += the `pixels` rows of `channels` floats at x, channel c of each, quantized to int8:
+// blocks of 4 vectors of channels, their sums held in registers down the rows, so that the
+// int8 values are never stored.
+void quantize_sum(const float* x, int64_t pixels, int64_t channels, float scale, int32_t zero_point,
+                  int32_t* acc) {
+  const Constants k = constants(scale, zero_point, false);
+  constexpr int kVectors = 4;
+  for (int64_t c0 = 0; c0 < channels; c0 += kVectors * kI32Lanes) {
+    const int64_t n = min64(kVectors * kI32Lanes, channels - c0);
+    VI32 sums[kVectors];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) sums[v] = splat_i32(0);
+    for (int64_t p = 0; p < pixels; ++p) {
+      const float* row = x + p * channels + c0;
+#pragma GCC unroll 4
+      for (int v = 0; v < kVectors; ++v)
+        if (v * kI32Lanes < n)
+          sums[v] = add_quantized(sums[v], row + v * kI32Lanes, n - v * kI32Lanes, k);
+    }
+    alignas(64) int32_t lanes[kVectors * kI32Lanes];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) store_i32(lanes + v * kI32Lanes, sums[v]);
+    for (int64_t j = 0; j < n; ++j) acc[c0 + j] += lanes[j];
+  }
+}
+
 }  // namespace
 
 extern const q8::QuantizeKernels kQuantizeKernels;
 const q8::QuantizeKernels kQuantizeKernels{static_cast<Isa>(MINFER_ISA_LEVEL), quantize,
-                                           quantize_gated};
+                                           quantize_gated, quantize_sum};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
