@@ -205,8 +205,8 @@ class QGlobalAvgPoolKernel final : public Kernel {
     parts_ = std::max(1, threads_for(n_ * hw_ * c_, ctx.threads));
     ctx.workspace_bytes = size_t(parts_) * size_t(n_ * c_) * 4;
   }
-  std::string variant() const override {
-    return quantize_ ? std::string("quantize ") + isa_name(quantize_->isa) : std::string();
+  std::string variant() const override {  // a float input's: the ISA level of its sums
+    return quantize_ ? isa_name(quantize_->isa) : "";
   }
 
   void run(RunContext& ctx) const override {
