@@ -195,6 +195,15 @@ Tensor swap_inner(const Tensor& t, Shape out_shape, int64_t a, int64_t b) {
 }
 }  // namespace
 
+Tensor quantize_to_int8(const Tensor& x, float scale, int32_t zero_point) {
+  Tensor q(DType::i8, x.shape());
+  const float* xp = x.data<float>();
+  int8_t* qp = q.data<int8_t>();
+  for (int64_t i = 0; i < x.numel(); ++i)
+    qp[i] = static_cast<int8_t>(quantize_value(xp[i], scale, zero_point, -128, 127));
+  return q;
+}
+
 Tensor nhwc_to_nchw(const Tensor& t) {
   if (t.rank() < 3) return t;
   const int64_t c = t.dim(t.rank() - 1);

@@ -90,6 +90,8 @@ Shape nchw_to_nhwc_shape(const Shape& s);
 // Moves elements (any dtype) between the two layouts.
 Tensor nhwc_to_nchw(const Tensor& t);
 Tensor nchw_to_nhwc(const Tensor& t);
+// A float tensor quantized to int8 per tensor, element by element (quantize_value).
+Tensor quantize_to_int8(const Tensor& x, float scale, int32_t zero_point);
 
 // Attribute helpers with checks.
 float require_scale(const Node& node, const std::string& name);

@@ -15,15 +15,6 @@ const std::vector<std::string> kStageAttributes = {
     "conv_max", "z_scale",      "z_zero_point", "activation",      "activation_alpha",
     "activation_beta"};
 
-// A float stage's output quantized to int8 (OutputStage::quantize_float).
-Tensor quantize_output(const int8::OutputStage& st, const Tensor& y) {
-  Tensor q(DType::i8, y.shape());
-  for (int64_t i = 0; i < y.numel(); ++i)
-    q.data<int8_t>()[i] = static_cast<int8_t>(
-        int8::quantize_value(y.data<float>()[i], st.y_scale, st.y_zero_point, -128, 127));
-  return q;
-}
-
 void infer_qconv(InferContext& ctx) {
   require_dtype(ctx, 0, {DType::i8});
   require_dtype(ctx, 1, {DType::i8});
@@ -111,7 +102,7 @@ std::vector<Tensor> qconv_reference(const Node& node, const std::vector<Tensor>&
           }
     }
   if (st.smooth) apply_fused_activation(node, y);
-  if (st.quantize_float) y = quantize_output(st, y);
+  if (st.quantize_float) y = int8::quantize_to_int8(y, st.y_scale, st.y_zero_point);
   return {nhwc ? int8::nchw_to_nhwc(y) : y};
 }
 
@@ -158,7 +149,7 @@ std::vector<Tensor> qgemm_reference(const Node& node, const std::vector<Tensor>&
         y.data<float>()[n * M + m] = int8::stage_float(st, v, m);
     }
   if (st.smooth) apply_fused_activation(node, y);
-  if (st.quantize_float) y = quantize_output(st, y);
+  if (st.quantize_float) y = int8::quantize_to_int8(y, st.y_scale, st.y_zero_point);
   return {y};
 }
 

@@ -108,22 +108,13 @@ void infer_qgap(InferContext& ctx) {
   ctx.set_output(0, DType::i8, y);
 }
 
-// A float input quantized with the pool's x_scale and x_zero_point, as QuantizeLinear would.
-Tensor quantized_input(const Tensor& x, const int8::PoolStage& st) {
-  if (x.dtype() == DType::i8) return x;
-  Tensor q(DType::i8, x.shape());
-  const float* xp = x.data<float>();
-  int8_t* qp = q.data<int8_t>();
-  for (int64_t i = 0; i < x.numel(); ++i)
-    qp[i] =
-        static_cast<int8_t>(int8::quantize_value(xp[i], st.x_scale, st.x_zero_point, -128, 127));
-  return q;
-}
-
 std::vector<Tensor> qgap_reference(const Node& node, const std::vector<Tensor>& in) {
   const bool nhwc = int8::is_nhwc(node);
   const int8::PoolStage st = int8::parse_pool_stage(node);
-  const Tensor q = quantized_input(in[0], st);
+  // A float input quantized with the pool's x_scale and x_zero_point, as QuantizeLinear would.
+  const Tensor q = in[0].dtype() == DType::f32
+                       ? int8::quantize_to_int8(in[0], st.x_scale, st.x_zero_point)
+                       : in[0];
   const Tensor x = nhwc ? int8::nhwc_to_nchw(q) : q;
   std::vector<int64_t> dims(x.rank(), 1);
   dims[0] = x.dim(0);
