@@ -808,7 +808,8 @@ ObserveSteps::ObserveSteps(StepObserver& observer) : outer_(t_observer) { t_obse
 ObserveSteps::~ObserveSteps() { t_observer = outer_; }
 
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs, int threads,
-                                 const OutputObserver& observe, const RunTargets* targets) {
+                                 const OutputObserver& observe, const RunTargets* targets,
+                                 OutputBuffers* buffers) {
   StepObserver* const observer = t_observer;
   std::unique_ptr<ExecContext> ctx = plan.acquire();
   struct Releaser {  // returns the context and its buffer even when a kernel throws
@@ -919,7 +920,10 @@ std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& i
     return {};
   }
   std::vector<Tensor> outputs;
-  for (int id : plan.output_slots) outputs.push_back(ctx->tensors[id].clone());
+  for (size_t o = 0; o < plan.output_slots.size(); ++o) {
+    const Tensor& made = ctx->tensors[plan.output_slots[o]];
+    outputs.push_back(buffers ? buffers->copy(o, made) : made.clone());
+  }
   return outputs;
 }
 

@@ -15,6 +15,7 @@
 #include "minfer/session.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/memory_budget.h"
+#include "runtime/output_buffers.h"
 #include "runtime/shared_constants.h"
 
 namespace minfer {
@@ -155,11 +156,13 @@ struct RunTargets {
   void* cuda_stream = nullptr;
 };
 
-// Runs the plan with the given inputs (in graph-input order); returns outputs in order.
-// A plan that observes its outputs hands them to `observe` instead (and returns none); with
-// `targets`, the outputs go into the targets' memory (and none are returned).
+// Runs the plan with the given inputs (in graph-input order); returns outputs in order, in
+// buffers of `outputs` where given (else new ones). A plan that observes its outputs hands them
+// to `observe` instead (and returns none); with `targets`, the outputs go into the targets'
+// memory (and none are returned).
 std::vector<Tensor> execute_plan(Plan& plan, const std::vector<const Tensor*>& inputs, int threads,
                                  const OutputObserver& observe = nullptr,
-                                 const RunTargets* targets = nullptr);
+                                 const RunTargets* targets = nullptr,
+                                 OutputBuffers* outputs = nullptr);
 
 }  // namespace minfer

@@ -33,6 +33,7 @@ struct Session::Impl {
   std::shared_ptr<DeviceContext> device_context;
   mutable SessionConstants constants;  // packed weights, uploaded constants: shared by plans
   mutable BufferPool host_buffers;  // host arenas, lent to runs
+  mutable OutputBuffers output_buffers;  // run()'s outputs, written again once dropped
   PlanEnvironment env;
   mutable std::mutex plans_mutex;
   mutable PlanCache plans{16, 0};
@@ -234,7 +235,8 @@ NamedTensors Session::run(const NamedTensors& inputs) const {
 #ifdef _OPENMP
     omp_set_num_threads(impl.threads);  // this thread's parallel regions (and Eigen's)
 #endif
-    std::vector<Tensor> outs = execute_plan(*plan, ordered, impl.threads);
+    std::vector<Tensor> outs =
+        execute_plan(*plan, ordered, impl.threads, nullptr, nullptr, &impl.output_buffers);
     NamedTensors result;
     for (size_t i = 0; i < outs.size(); ++i) result[impl.output_names[i]] = std::move(outs[i]);
     return result;
@@ -333,6 +335,7 @@ void Session::trim() const {
     impl.plans.clear();
   }
   impl.host_buffers.trim();
+  impl.output_buffers.clear();
   impl.constants.forget_expired();
 #if defined(__GLIBC__)
   malloc_trim(0);  // hand the freed heap pages back to the system too
@@ -353,6 +356,7 @@ MemoryStats Session::memory_stats() const {
     m.device_packed_bytes = impl.constants.live_bytes(impl.options.device);
   m.buffer_bytes = impl.host_buffers.held_bytes();
   m.idle_bytes += impl.host_buffers.idle_bytes();
+  m.output_bytes = impl.output_buffers.bytes();
   return m;
 }
 

@@ -50,6 +50,10 @@ struct MemoryStats {
   size_t device_packed_bytes = 0;  // the same, and the constants uploaded, on the GPU
   size_t buffer_bytes = 0;         // host working buffers (arenas), idle or in use
   size_t idle_bytes = 0;           // of which idle, and idle runs' device arenas
+  // The buffers of run()'s latest outputs, one per output: a later run writes its outputs into
+  // them again once the caller has dropped them (the caller's tensors stay as returned while
+  // held); trim() lets them go.
+  size_t output_bytes = 0;
 };
 
 struct PlanStats {
@@ -92,7 +96,9 @@ class Session {
   // the model's batch dimension is symbolic). Returns every graph output by name, on the CPU.
   // On a CUDA session an input may also be a view of memory on the session's GPU
   // (Tensor::view(ptr, dtype, shape, Device::cuda(i))): it is then copied on the device, never
-  // through the host. Safe to call from several threads at once.
+  // through the host. Safe to call from several threads at once. The outputs' buffers are the
+  // session's to reuse once every tensor sharing them is dropped (a view of one, made with
+  // raw(), must not outlive them): a loop of runs pays no new allocation for them.
   NamedTensors run(const NamedTensors& inputs) const;
   // Convenience for single-input models.
   Tensor run_one(const Tensor& input) const;
@@ -116,7 +122,8 @@ class Session {
 
   // Gives memory back: drops the cached plans that are not running (the weights they packed
   // go with the last plan using them; the next run plans and packs again) and frees the idle
-  // working buffers. Safe to call while other threads run.
+  // working buffers and the output buffers kept for reuse. Safe to call while other threads
+  // run.
   void trim() const;
   MemoryStats memory_stats() const;
 

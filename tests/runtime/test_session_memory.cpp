@@ -1,5 +1,5 @@
-// Memory a Session holds: weights packed once for every plan, the LRU plan cache, trim(),
-// and the memory limit refusing plans before allocating them.
+// Memory a Session holds: weights packed once for every plan, the LRU plan cache, the outputs'
+// buffers kept for reuse, trim(), and the memory limit refusing plans before allocating them.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -140,6 +140,28 @@ TEST_CASE("session: trim gives plans, packed weights and buffers back; runs go o
   CHECK(m.graph_constant_bytes > 0);  // the model itself stays
   require_equal(s.run_one(input(2)), y2);
   CHECK(s.memory_stats().packed_bytes > 0);
+}
+
+TEST_CASE("session: run writes into an output buffer the caller dropped, never one it holds",
+          "[session][memory]") {
+  Session s(small_cnn(6), opts(1));
+  const Tensor want1 = s.run_one(input(1)).clone(), want2 = s.run_one(input(2)).clone();
+  const void* dropped = s.run_one(input(1)).raw();  // (the tensor is gone after this line)
+  const Tensor held = s.run_one(input(1));
+  CHECK(held.raw() == dropped);  // the same buffer again, no new allocation
+  require_equal(held, want1);
+  CHECK(s.memory_stats().output_bytes == held.nbytes());
+  // Held, it stays as returned: the next run of the same shape writes elsewhere.
+  const Tensor other = s.run_one(input(1));
+  CHECK(other.raw() != held.raw());
+  require_equal(held, want1);
+  // Another shape takes a buffer of its own, and the kept one follows it.
+  require_equal(s.run_one(input(2)), want2);
+  CHECK(s.memory_stats().output_bytes == want2.nbytes());
+  s.trim();
+  CHECK(s.memory_stats().output_bytes == 0);
+  require_equal(held, want1);
+  require_equal(other, want1);
 }
 
 TEST_CASE("session: a plan over the memory limit is refused, naming what it needs",
