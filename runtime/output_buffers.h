@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -16,16 +17,28 @@ namespace minfer {
 
 class OutputBuffers {
  public:
+  OutputBuffers();
+
   // A copy of `from` (a CPU tensor) as graph output `index`: in the buffer kept for that output
-  // when nothing else shares it and it has from's dtype and shape, else in a new buffer, kept
-  // in its place. A caller's tensor is never written again once returned while it holds it.
+  // when it is back (the tensors lent with it dropped) and has from's size, else in a new buffer,
+  // kept in its place. A caller's tensor is never written again while it holds it.
   Tensor copy(size_t index, const Tensor& from);
-  size_t bytes() const;  // the buffers kept, shared with callers or not
-  void clear();          // forgets them (those the callers still hold stay theirs)
+  size_t bytes() const;  // the buffers kept, lent or back
+  void clear();          // forgets them (those lent stay the callers' until dropped)
 
  private:
-  mutable std::mutex mutex_;
-  std::vector<Tensor> kept_;  // one per graph output index (undefined: none yet)
+  struct Kept {
+    std::shared_ptr<void> memory;
+    size_t bytes = 0;
+    bool lent = false;
+  };
+  // Shared with the lent tensors' deleters, which mark their buffer back (the mutex orders the
+  // caller's last reads before the next run's writes) and may outlive the session.
+  struct Shelf {
+    std::mutex mutex;
+    std::vector<Kept> kept;  // one per graph output index
+  };
+  std::shared_ptr<Shelf> shelf_;
 };
 
 }  // namespace minfer

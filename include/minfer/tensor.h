@@ -127,7 +127,7 @@ class Tensor {
   struct Uninitialized {};
   Tensor(DType dtype, Shape shape, Uninitialized);
   void check_type(DType t) const;
-  friend struct TensorAccess;  // runtime-internal: who shares the buffer (output_buffers.cpp)
+  friend struct TensorAccess;  // runtime-internal: tensors around lent buffers (output_buffers)
   std::shared_ptr<void> storage_;  // owns the memory unless this is a view
   void* data_ = nullptr;
   DType dtype_ = DType::f32;

@@ -162,6 +162,15 @@ TEST_CASE("session: run writes into an output buffer the caller dropped, never o
   CHECK(s.memory_stats().output_bytes == 0);
   require_equal(held, want1);
   require_equal(other, want1);
+  // An output outlives its session (and a copy of it, the last one dropped, frees it).
+  Tensor kept;
+  {
+    Session brief(small_cnn(6), opts(1));
+    kept = brief.run_one(input(2));
+  }
+  const Tensor copy = kept;
+  kept = Tensor();
+  require_equal(copy, want2);
 }
 
 TEST_CASE("session: a plan over the memory limit is refused, naming what it needs",
