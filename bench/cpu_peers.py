@@ -84,14 +84,15 @@ def minfer_run(exe, path, batch, threads, iterations):
 
 def input_of(path, batch):
     """The model's image input (its first graph input that is not a weight) and a batch for it
-    (of the input's height and width where the file fixes them, else 224x224), read from the
-    file's graph without building an engine for it."""
+    (of the input's channels, height and width where the file fixes them, else 3 and 224x224),
+    read from the file's graph without building an engine for it."""
     graph = onnx.load(path, load_external_data=False).graph
     weights = {t.name for t in graph.initializer}
     inp = next(i for i in graph.input if i.name not in weights)
     dims = [d.dim_value for d in inp.type.tensor_type.shape.dim]
+    c = dims[1] if len(dims) == 4 and dims[1] > 0 else 3
     h, w = (dims[2], dims[3]) if len(dims) == 4 and dims[2] > 0 and dims[3] > 0 else (224, 224)
-    x = np.random.default_rng(0).standard_normal((batch, 3, h, w), dtype=np.float32)
+    x = np.random.default_rng(0).standard_normal((batch, c, h, w), dtype=np.float32)
     return inp.name, x
 
 
