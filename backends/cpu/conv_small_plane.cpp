@@ -16,6 +16,7 @@ namespace {
 
 constexpr int64_t kMaxPositions = 64, kMinChannels = 64, kLanes = 16;
 constexpr int64_t kMinProductsPerMove = 300;  // see pays()
+constexpr double kMinSavedPerMove = 92;        // 300 x (64 / 49 - 1): a 7x7 plane's threshold
 constexpr int64_t kBlock = 16;  // channels per transpose task
 
 // F(2x2, 3x3): G (4x3) maps a 3-tap filter to 4 points; the input and output transforms
@@ -23,22 +24,32 @@ constexpr int64_t kBlock = 16;  // channels per transpose task
 constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
 constexpr int64_t kWinogradColumns = 64;  // output channels per product task: 2 AVX-512 tiles
 
+int64_t winograd_tiles_of(const Conv2dShape& s) { return ceil_div(s.oh, 2) * ceil_div(s.ow, 2); }
+
 }  // namespace
 
 bool small_plane_enabled() { return env_switch("MINFER_CPU_SMALL_PLANE", true); }
 
 bool SmallPlaneConv::pays(const Shape& s, int64_t tile_columns) {
   const int64_t p = s.oh * s.ow;
+  if (p > kMaxPositions || s.m == 0 || s.m % kLanes != 0) return false;
   const int64_t k = s.c * s.kh * s.kw, moved = s.c * s.h * s.w + s.m * p;
   // (A plane the tiles fill, 8x8, still pays where F(2x2, 3x3) cuts the products 2.25x.)
-  return p <= kMaxPositions && (p % tile_columns != 0 || winograd_pays(s)) &&
-         s.m >= kMinChannels && s.m % kLanes == 0 && k * s.m * p >= kMinProductsPerMove * moved;
+  if ((p % tile_columns != 0 || winograd_pays(s)) && s.m >= kMinChannels &&
+      k * s.m * p >= kMinProductsPerMove * moved)
+    return true;
+  // The position tiles fill p of the lanes of the vectors of 16 that p positions take (AVX2's
+  // tiles are 2 vectors of 8); this path does 16 products per 2x2 tile for F(2x2, 3x3) where
+  // they do 9 per position, else as many.
+  const double lanes_used = double(p) / double(round_up(p, kLanes));
+  const double work =
+      winograd_pays(s) ? 16.0 * double(winograd_tiles_of(s)) / (9.0 * double(p)) : 1;
+  return double(k * s.m * p) * (1 / lanes_used - work) >= kMinSavedPerMove * double(moved);
 }
 
 bool SmallPlaneConv::winograd_pays(const Shape& s) {
   const bool f23 = s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
-  const int64_t tiles = ceil_div(s.oh, 2) * ceil_div(s.ow, 2);
-  return f23 && 3 * (16 * tiles) <= 2 * (9 * s.oh * s.ow) && winograd_enabled();
+  return f23 && 3 * (16 * winograd_tiles_of(s)) <= 2 * (9 * s.oh * s.ow) && winograd_enabled();
 }
 
 int64_t SmallPlaneConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {

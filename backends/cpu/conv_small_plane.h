@@ -36,15 +36,23 @@ class SmallPlaneConv {
  public:
   using Shape = Conv2dShape;
 
-  // Whether it beats the position-lane tiles: an output plane of at most 64 positions that
-  // `tile_columns`-wide tiles would leave lanes of (or that F(2x2, 3x3) takes: a ResNet's 3x3
-  // convs on 8x8, a 256x256 input's last stage), at least 64 output channels in whole
-  // 16-lane vectors, and enough products to pay for moving the input to channels-last and the
-  // output back. Measured on a Zen 4 (in-model, in-process A/B): ResNet's 3x3 convs (4608
-  // multiply-adds per moved value) and ResNet-50's 2048 -> 512 1x1 (500) ran 5-20 % faster;
-  // EfficientNet-B0's 1152 -> 192 (165) 2-3 % slower. Its 1x1 convs to 2048 channels (K = 512:
-  // 410; K = 1024 at stride 2: 341) were 2-3 % slower too until PackedRhs asked for B ahead of
-  // its row tiles; now 3-6 % faster. Hence at least 300 multiply-adds per moved value.
+  // Whether it beats the position-lane tiles, for an output plane of at most 64 positions and
+  // output channels in whole 16-lane vectors: either
+  // - a plane that `tile_columns`-wide tiles would leave lanes of (or that F(2x2, 3x3) takes: a
+  //   ResNet's 3x3 convs on 8x8, a 256x256 input's last stage), at least 64 output channels and
+  //   at least 300 multiply-adds per value moved (the input to channels-last, the output back).
+  //   Measured on a Zen 4 (in-model, in-process A/B): ResNet's 3x3 convs (4608 per moved value)
+  //   and ResNet-50's 2048 -> 512 1x1 (500) ran 5-20 % faster; EfficientNet-B0's 1152 -> 192
+  //   (165) 2-3 % slower; its 1x1 convs to 2048 channels (410; 341 at stride 2) 3-6 % faster
+  //   once PackedRhs asked for B ahead of its row tiles;
+  // - or what it saves against the tiles, at least 92 multiply-adds per moved value: they fill
+  //   p of the lanes of the vectors of 16 that p positions take, so it saves products x (1 /
+  //   that share - its own products per theirs, 16 per 2x2 tile against 9 per position for
+  //   F(2x2, 3x3), else 1). On a Zen 5 (1 thread, 64x64 inputs): DenseNet-121's 3x3 convs of
+  //   128 -> 32 channels on 8x8, 4x4 and 2x2 planes 2.7-3.5x faster (F(2x2, 3x3), 0.56 x 230
+  //   per moved value), its 1x1 convs to 128 channels on 2x2 planes (4 of 16 lanes, 3 x 110)
+  //   2.5x faster and GoogLeNet's 1.6-2.6x; on 4x4 planes (16 of 16: nothing saved, and below
+  //   300) they stay on the tiles, where they ran 1.35x faster.
   static bool pays(const Shape& s, int64_t tile_columns);
   // Whether a conv that pays() runs as F(2x2, 3x3): 3x3 stride 1, at least a third fewer
   // multiplications, Winograd not turned off (MINFER_CPU_WINOGRAD=0).

@@ -254,8 +254,10 @@ TEST_CASE("cpu Conv takes ConvGemm where it pays, matching float64", "[cpu][conv
       {"1x1 of 1024 channels on 5x6", {1, 1024, 5, 6}, {14, 1024, 1, 1}, 1, 0, 1},
   };
   const test::ScopedEnv deep_1x1("MINFER_CPU_CONV_GEMM_1X1", "1");
-  // The strided path would take the stride-2 cases on AVX-512 (test_conv_small_plane.cpp).
+  // The strided path would take the stride-2 cases on AVX-512, the small-plane path the 3x3 on
+  // 4x4 (test_conv_small_plane.cpp).
   test::ScopedEnv no_strided("MINFER_CPU_STRIDED", "0");
+  test::ScopedEnv no_small_plane("MINFER_CPU_SMALL_PLANE", "0");
   std::mt19937 rng(7);
   int i = 0;
   test::for_each_isa([&](cpu::Isa isa) {

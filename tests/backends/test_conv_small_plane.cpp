@@ -43,6 +43,16 @@ const SmallCase kCases[] = {
     // 64 positions, which the position tiles fill: F(2x2, 3x3) still takes it.
     {"3x3 on 8x8 (a 256x256 input's last stage), residual and Relu", {1, 128, 8, 8},
      {64, 128, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, true, 1},
+    // Fewer channels on smaller planes (DenseNet-121 at a 64x64 input), taken for what they
+    // save against the position tiles.
+    {"3x3 on 8x8, 128 -> 32 channels", {1, 128, 8, 8}, {32, 128, 3, 3}, {1, 1}, {1, 1, 1, 1},
+     true, false, 1},
+    {"3x3 on 2x2, 32 channels, batch 2, residual and Clip", {2, 128, 2, 2}, {32, 128, 3, 3},
+     {1, 1}, {1, 1, 1, 1}, true, true, 2},
+    {"5x5 on 3x3 (9 of 16 lanes), 16 channels (one vector), no bias", {1, 64, 3, 3},
+     {16, 64, 5, 5}, {1, 1}, {2, 2, 2, 2}, false, false, 0},
+    {"1x1 on 2x2 (4 of 16 lanes) to 128 channels, residual and Relu", {1, 672, 2, 2},
+     {128, 672, 1, 1}, {1, 1}, {0, 0, 0, 0}, true, true, 1},
 };
 
 bool is_3x3_stride_1(const SmallCase& c) {
@@ -132,6 +142,7 @@ void check_path(const SmallCase& c, const std::vector<Tensor>& in, const Shape& 
   for (int threads : {1, 2, 3}) {
     INFO(c.what << ", threads " << threads);
     const Result got = run_case(c, in, ys, threads);
+    INFO("variant " << got.variant);
     CHECK(got.variant.rfind(path, 0) == 0);
     test::require_close(got.y, want, 1e-4, 1e-4);
   }
@@ -276,7 +287,7 @@ TEST_CASE("cpu Conv runs 1x1 convs on 1x1 planes as vector products", "[cpu]") {
 }
 
 TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes empty, or to "
-          "F(2x2, 3x3)", "[cpu]") {
+          "F(2x2, 3x3), and to what it saves", "[cpu]") {
   using S = cpu::SmallPlaneConv::Shape;
   auto shape = [](int64_t m, int64_t oh, int64_t ow) {
     return S{1, 64, oh, ow, m, oh, ow, 3, 3, 1, 1, 1, 1, 1, 1};
@@ -291,18 +302,28 @@ TEST_CASE("the small-plane path is kept to planes whose tiles would leave lanes 
   strided.h = strided.w = 16;
   CHECK_FALSE(cpu::SmallPlaneConv::pays(strided, 32));
   CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(40, 7, 7), 32));     // channels: not whole vectors
-  CHECK_FALSE(cpu::SmallPlaneConv::pays(shape(32, 7, 7), 32));     // too few channels
   // 1x1 convs: enough multiply-adds per moved value (see pays()), or not.
-  auto pointwise = [&](int64_t c, int64_t m) {
-    S s = shape(m, 7, 7);
+  auto pointwise = [&](int64_t c, int64_t m, int64_t side) {
+    S s = shape(m, side, side);
     s.c = c;
+    s.h = s.w = side;
     s.kh = s.kw = 1;
     return cpu::SmallPlaneConv::pays(s, 32);
   };
-  CHECK(pointwise(512, 2048));        // ResNet-50's expansions: 410
-  CHECK(pointwise(2048, 512));        // and reductions: 410
-  CHECK_FALSE(pointwise(1152, 192));  // EfficientNet-B0's projection: 165
-  CHECK_FALSE(pointwise(320, 1280));  // MobileNet v2's last conv: 256
+  CHECK(pointwise(512, 2048, 7));        // ResNet-50's expansions: 410
+  CHECK(pointwise(2048, 512, 7));        // and reductions: 410
+  CHECK_FALSE(pointwise(1152, 192, 7));  // EfficientNet-B0's projection: 165
+  CHECK_FALSE(pointwise(320, 1280, 7));  // MobileNet v2's last conv: 256
+  // What the small planes save against tiles with few lanes filled (DenseNet-121 at 64x64).
+  CHECK(pointwise(992, 128, 2));         // 4 of 16 lanes: 3 x 113 saved per moved value
+  CHECK_FALSE(pointwise(992, 128, 4));   // 16 of 16 lanes: nothing saved (and 113 < 300)
+  CHECK_FALSE(pointwise(16, 128, 2));    // 3 x 14
+  auto dense_3x3 = [&](int64_t side) {  // 128 -> 32 channels, padded: F(2x2, 3x3)
+    S s = shape(32, side, side);
+    s.c = 128;
+    return cpu::SmallPlaneConv::pays(s, 32);
+  };
+  for (int64_t side : {2, 4, 8}) CHECK(dense_3x3(side) == cpu::winograd_enabled());
 }
 
 }  // namespace minfer
