@@ -5,6 +5,7 @@
 
 #include "ops/builtin_ops.h"
 #include "ops/op_util.h"
+#include "ops/pad.h"
 #include "ops/slice.h"
 
 namespace minfer {
@@ -67,6 +68,80 @@ std::vector<DimSlice> slice_ranges_of(const Node& node, const Shape& x,
   };
   return slice_ranges(node, x, param(0, "starts"), param(1, "ends"), param(2, "axes"),
                       param(3, "steps"));
+}
+
+PadMode pad_mode(const Node& node) {
+  std::string m = node.attrs.get_string("mode", "constant");
+  if (m == "constant") return PadMode::Constant;
+  if (m == "reflect") return PadMode::Reflect;
+  if (m == "edge") return PadMode::Edge;
+  if (m == "wrap") return PadMode::Wrap;
+  op_fail(node, "mode '" + m + "' is not one of constant, reflect, edge, wrap");
+}
+
+bool pad_uses_attributes(const Node& node) { return node.inputs.size() <= 1; }
+
+std::vector<std::pair<int64_t, int64_t>> pads_per_dim(const Node& node, size_t rank,
+                                                      const std::vector<int64_t>& pads,
+                                                      std::vector<int64_t> axes) {
+  if (axes.empty())
+    for (size_t i = 0; i < rank; ++i) axes.push_back(int64_t(i));
+  if (pads.size() != 2 * axes.size())
+    op_fail(node, "pads " + ints_to_string(pads) + " has " + std::to_string(pads.size()) +
+                      " values, expected " + std::to_string(2 * axes.size()) +
+                      " (begin and end for each of " + std::to_string(axes.size()) + " axes)");
+  std::vector<std::pair<int64_t, int64_t>> r(rank, {0, 0});
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t a = normalize_axis(node, axes[i], int64_t(rank), "axis");
+    if (seen[a]) op_fail(node, "axes " + ints_to_string(axes) + " has a duplicate");
+    seen[a] = true;
+    r[a] = {pads[i], pads[i + axes.size()]};
+  }
+  return r;
+}
+
+int64_t pad_source(int64_t i, int64_t n, PadMode mode) {
+  if (i >= 0 && i < n) return i;
+  switch (mode) {
+    case PadMode::Constant:
+      return -1;
+    case PadMode::Edge:
+      return i < 0 ? 0 : n - 1;
+    case PadMode::Wrap:
+      return ((i % n) + n) % n;
+    case PadMode::Reflect: {
+      if (n == 1) return 0;
+      int64_t period = 2 * (n - 1);  // reflect without repeating the edge, as numpy
+      int64_t m = ((i % period) + period) % period;
+      return m < n ? m : period - m;
+    }
+  }
+  return -1;
+}
+
+std::vector<char> pad_value_bytes(const Node& node, DType dtype, const Tensor* cv) {
+  std::vector<char> bytes(dtype_size(dtype), 0);
+  if (cv) {
+    if (cv->numel() > 0) std::memcpy(bytes.data(), cv->raw(), bytes.size());
+    return bytes;
+  }
+  float v = node.attrs.get_float("value", 0.f);  // attribute form
+  if (v == 0.f) return bytes;  // zero bytes are 0 in every dtype
+  dispatch_types<float, int32_t, int64_t, int8_t, uint8_t>(node, dtype, [&](auto zero) {
+    const auto q = static_cast<decltype(zero)>(v);
+    std::memcpy(bytes.data(), &q, sizeof q);
+  });
+  return bytes;
+}
+
+std::vector<std::pair<int64_t, int64_t>> pads_of(const Node& node, size_t rank,
+                                                 const Tensor* pads, const Tensor* axes) {
+  if (pad_uses_attributes(node)) return pads_per_dim(node, rank, node.attrs.get_ints("pads"), {});
+  if (!pads) op_fail(node, "needs its pads input (input 1)");
+  std::vector<int64_t> ax;
+  if (axes) ax = read_int_tensor(node, *axes, "axes input");
+  return pads_per_dim(node, rank, read_int_tensor(node, *pads, "pads input"), ax);
 }
 
 namespace {
@@ -171,42 +246,6 @@ std::vector<Tensor> slice_reference(const Node& node, const std::vector<Tensor>&
 
 // ---- Pad ---------------------------------------------------------------------------------
 
-enum class PadMode { Constant, Reflect, Edge, Wrap };
-
-PadMode pad_mode(const Node& node) {
-  std::string m = node.attrs.get_string("mode", "constant");
-  if (m == "constant") return PadMode::Constant;
-  if (m == "reflect") return PadMode::Reflect;
-  if (m == "edge") return PadMode::Edge;
-  if (m == "wrap") return PadMode::Wrap;
-  op_fail(node, "mode '" + m + "' is not one of constant, reflect, edge, wrap");
-}
-
-// The attribute form (opset < 11) has only the data input.
-bool pad_uses_attributes(const Node& node) { return node.inputs.size() <= 1; }
-
-// Per-dim (begin, end) pads for all dims of a rank-`rank` input, from the ONNX layout
-// [x1_begin, x2_begin, ..., x1_end, x2_end, ...] over `axes` (default: all dims).
-std::vector<std::pair<int64_t, int64_t>> pads_per_dim(const Node& node, size_t rank,
-                                                      const std::vector<int64_t>& pads,
-                                                      std::vector<int64_t> axes) {
-  if (axes.empty())
-    for (size_t i = 0; i < rank; ++i) axes.push_back(int64_t(i));
-  if (pads.size() != 2 * axes.size())
-    op_fail(node, "pads " + ints_to_string(pads) + " has " + std::to_string(pads.size()) +
-                      " values, expected " + std::to_string(2 * axes.size()) +
-                      " (begin and end for each of " + std::to_string(axes.size()) + " axes)");
-  std::vector<std::pair<int64_t, int64_t>> r(rank, {0, 0});
-  std::vector<bool> seen(rank, false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    size_t a = normalize_axis(node, axes[i], int64_t(rank), "axis");
-    if (seen[a]) op_fail(node, "axes " + ints_to_string(axes) + " has a duplicate");
-    seen[a] = true;
-    r[a] = {pads[i], pads[i + axes.size()]};
-  }
-  return r;
-}
-
 Shape padded_shape(const Node& node, const Shape& x,
                    const std::vector<std::pair<int64_t, int64_t>>& pads, PadMode mode) {
   Shape out = x;
@@ -265,59 +304,16 @@ void infer_pad(InferContext& ctx) {
                    mode));
 }
 
-// Maps output position `i` (already shifted by the begin pad) into [0, n), or -1 for the
-// constant value.
-int64_t pad_source(int64_t i, int64_t n, PadMode mode) {
-  if (i >= 0 && i < n) return i;
-  switch (mode) {
-    case PadMode::Constant:
-      return -1;
-    case PadMode::Edge:
-      return i < 0 ? 0 : n - 1;
-    case PadMode::Wrap:
-      return ((i % n) + n) % n;
-    case PadMode::Reflect: {
-      if (n == 1) return 0;
-      int64_t period = 2 * (n - 1);  // reflect without repeating the edge, as numpy
-      int64_t m = ((i % period) + period) % period;
-      return m < n ? m : period - m;
-    }
-  }
-  return -1;
-}
-
-// The pad value as bytes of the data's dtype.
-std::vector<char> pad_value_bytes(const Node& node, const Tensor& x, const Tensor& cv) {
-  std::vector<char> bytes(dtype_size(x.dtype()), 0);
-  if (cv.defined()) {
-    if (cv.numel() > 0) std::memcpy(bytes.data(), cv.raw(), bytes.size());
-    return bytes;
-  }
-  float v = node.attrs.get_float("value", 0.f);  // attribute form
-  if (v == 0.f) return bytes;  // zero bytes are 0 in every dtype
-  dispatch_types<float, int32_t, int64_t, int8_t, uint8_t>(node, x.dtype(), [&](auto zero) {
-    const auto q = static_cast<decltype(zero)>(v);
-    std::memcpy(bytes.data(), &q, sizeof q);
-  });
-  return bytes;
-}
-
 std::vector<Tensor> pad_reference(const Node& node, const std::vector<Tensor>& in) {
   const Tensor& x = in[0];
   PadMode mode = pad_mode(node);
-  std::vector<std::pair<int64_t, int64_t>> pads;
-  Tensor cv;
-  if (pad_uses_attributes(node)) {
-    pads = pads_per_dim(node, x.rank(), node.attrs.get_ints("pads"), {});
-  } else {
-    std::vector<int64_t> axes;
-    if (in[3].defined()) axes = read_int_tensor(node, in[3], "axes input");
-    pads = pads_per_dim(node, x.rank(), read_int_tensor(node, in[1], "pads input"), axes);
-    cv = in[2];
-  }
+  auto input = [&](size_t i) { return i < in.size() && in[i].defined() ? &in[i] : nullptr; };
+  const std::vector<std::pair<int64_t, int64_t>> pads =
+      pads_of(node, x.rank(), input(1), input(3));
+  const Tensor* cv = pad_uses_attributes(node) ? nullptr : input(2);
   Shape out = padded_shape(node, Shape(x.shape().dims()), pads, mode);
   Tensor y(x.dtype(), out);
-  std::vector<char> value = pad_value_bytes(node, x, cv);
+  std::vector<char> value = pad_value_bytes(node, x.dtype(), cv);
   std::vector<int64_t> xst = row_major_strides(x.shape());
   size_t es = dtype_size(x.dtype());
   const char* xp = static_cast<const char*>(x.raw());

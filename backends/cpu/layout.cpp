@@ -1,5 +1,5 @@
-// Data-movement kernels for any element type: Transpose, Concat, Slice, and the reshape-like ops
-// (Flatten, Reshape, Identity, Unsqueeze, Squeeze, Dropout) whose output is the input's bytes.
+// Data-movement kernels for any element type: Transpose, Concat, Slice, Pad, and the reshape-like
+// ops (Flatten, Reshape, Identity, Unsqueeze, Squeeze, Dropout) whose output is the input's bytes.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "backends/cpu/kernels.h"
 #include "backends/cpu/parallel.h"
 #include "ops/op_util.h"
+#include "ops/pad.h"
 #include "ops/slice.h"
 
 namespace minfer::cpu {
@@ -349,6 +350,96 @@ bool supports_slice(const PrepareContext& ctx) {
   return true;
 }
 
+// Pad in any mode, row by row: an output row (all dims but the last) is the pad value or one
+// input row, whose inner part is one memcpy and whose ends are the pad value or, in the other
+// modes, input elements. (The reference walks every element with its multi-index: Inception
+// v3's four Pads of 6x6 planes took 0.58 ms a run that way.)
+class PadKernel final : public Kernel {
+ public:
+  void prepare(PrepareContext& ctx) override {
+    const Node& node = ctx.node;
+    const Shape& x = ctx.inputs[0].shape;
+    auto constant = [&](size_t i) {
+      return i < ctx.inputs.size() && ctx.inputs[i].present ? ctx.inputs[i].constant : nullptr;
+    };
+    mode_ = pad_mode(node);
+    pads_ = pads_of(node, x.rank(), constant(1), constant(3));
+    value_ = pad_value_bytes(node, ctx.inputs[0].dtype,
+                             pad_uses_attributes(node) ? nullptr : constant(2));
+    zero_value_ = std::all_of(value_.begin(), value_.end(), [](char c) { return c == 0; });
+    x_dims_ = x.dims();
+    x_strides_ = row_major_strides(x);
+    y_dims_ = ctx.outputs[0].shape.dims();
+    elem_ = dtype_size(ctx.inputs[0].dtype);
+  }
+
+  void run(RunContext& ctx) const override {
+    const Tensor& x = *ctx.inputs[0];
+    Tensor& y = *ctx.outputs[0];
+    if (y.numel() == 0) return;
+    const size_t rank = y_dims_.size(), es = elem_;
+    const char* xp = static_cast<const char*>(x.raw());
+    char* yp = static_cast<char*>(y.raw());
+    if (rank == 0) {
+      std::memcpy(yp, xp, es);
+      return;
+    }
+    const int64_t inner = y_dims_.back(), n = x_dims_.back(), begin = pads_.back().first;
+    // The output columns read as one run from the input: j in [lo, hi), from j - begin.
+    const int64_t lo = std::clamp<int64_t>(begin, 0, inner);
+    const int64_t hi = std::clamp<int64_t>(begin + n, lo, inner);
+    auto fill = [&](char* dst, int64_t count) {
+      if (zero_value_) {
+        std::memset(dst, 0, size_t(count) * es);
+        return;
+      }
+      for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * int64_t(es), value_.data(), es);
+    };
+    const int64_t rows = y.numel() / inner;
+    parallel_for(threads_for(y.numel(), ctx.threads), rows, [&](int64_t row) {
+      char* dst = yp + row * inner * int64_t(es);
+      // The input row: each outer index shifted by its begin pad and mapped by the mode.
+      int64_t offset = 0;
+      for (int64_t d = int64_t(rank) - 2, rest = row; d >= 0; --d) {
+        const size_t u = size_t(d);
+        const int64_t src = pad_source(rest % y_dims_[u] - pads_[u].first, x_dims_[u], mode_);
+        rest /= y_dims_[u];
+        if (src < 0) return fill(dst, inner);
+        offset += src * x_strides_[u];
+      }
+      const char* src_row = xp + offset * int64_t(es);
+      std::memcpy(dst + lo * int64_t(es), src_row + (lo - begin) * int64_t(es),
+                  size_t(hi - lo) * es);
+      const std::pair<int64_t, int64_t> ends[] = {{0, lo}, {hi, inner}};
+      for (const auto& [j, end] : ends) {
+        if (mode_ == PadMode::Constant) {
+          fill(dst + j * int64_t(es), end - j);
+          continue;
+        }
+        for (int64_t i = j; i < end; ++i)
+          std::memcpy(dst + i * int64_t(es),
+                      src_row + pad_source(i - begin, n, mode_) * int64_t(es), es);
+      }
+    });
+  }
+
+ private:
+  PadMode mode_ = PadMode::Constant;
+  std::vector<std::pair<int64_t, int64_t>> pads_;
+  std::vector<char> value_;
+  bool zero_value_ = true;
+  std::vector<int64_t> x_dims_, x_strides_, y_dims_;
+  size_t elem_ = 4;
+};
+
+// Static shapes, the pads (and axes, constant value) known at prepare.
+bool supports_pad(const PrepareContext& ctx) {
+  if (!supports_static(ctx) || !ctx.outputs[0].shape.is_static()) return false;
+  for (size_t i = 1; i < ctx.inputs.size(); ++i)
+    if (ctx.inputs[i].present && !ctx.inputs[i].constant) return false;
+  return true;
+}
+
 template <typename K>
 KernelDef def(const char* op, const char* name, std::function<bool(const PrepareContext&)> sup) {
   return {
@@ -366,6 +457,7 @@ void register_layout_kernels(OpRegistry& r) {
   r.register_kernel(def<TransposeKernel>("Transpose", "cpu-transpose", supports_static));
   r.register_kernel(def<ConcatKernel>("Concat", "cpu-concat", supports_concat));
   r.register_kernel(def<SliceKernel>("Slice", "cpu-slice", supports_slice));
+  r.register_kernel(def<PadKernel>("Pad", "cpu-pad", supports_pad));
   for (const char* op : {"Flatten", "Reshape", "Identity", "Unsqueeze", "Squeeze"})
     r.register_kernel(aliasing(def<CopyKernel>(op, "cpu-copy", supports_copy)));
   r.register_kernel(aliasing(def<CopyKernel>("Dropout", "cpu-copy", supports_dropout_copy)));

@@ -994,5 +994,53 @@ TEST_CASE("cpu Slice matches the reference: axes, negative and clamped bounds, s
   check_op({"Slice", legacy, {in({4, 3, 5})}, 1}, "cpu-slice", rng);
 }
 
+TEST_CASE("cpu Pad matches the reference: every mode, crops, axes, dtypes, the attribute form",
+          "[cpu]") {
+  std::mt19937 rng(73);
+  Rand r{rng};
+  auto ints = [](const std::vector<int64_t>& v) {
+    return fixed(Tensor::from_vector<int64_t>(v, {int64_t(v.size())}));
+  };
+  const char* modes[] = {"constant", "reflect", "edge", "wrap"};
+  for (int i = 0; i < 80; ++i) {
+    const size_t rank = size_t(r(1, 4));
+    const Shape s = random_shape(r, rank, 6);
+    const std::string mode = modes[i % 4];
+    // Pads of -2..3 per dim (negative: a crop), none that empties a dim; on some axes only.
+    std::vector<int64_t> axes, begins, ends;
+    for (size_t d = 0; d < rank; ++d) {
+      if (r.chance(0.25)) continue;
+      int64_t b = r(-2, 3), e = r(-2, 3);
+      while (s[d] + b + e < 1) ++e;
+      axes.push_back(r.chance(0.3) ? int64_t(d) - int64_t(rank) : int64_t(d));
+      begins.push_back(b);
+      ends.push_back(e);
+    }
+    const bool all_axes = axes.size() == rank && r.chance(0.5);  // (in order: no axes input)
+    std::vector<int64_t> pads = begins;
+    pads.insert(pads.end(), ends.begin(), ends.end());
+    if (axes.empty()) continue;
+    const DType dtype = i % 5 == 0 ? DType::i64 : i % 5 == 1 ? DType::i8 : DType::f32;
+    Attributes a;
+    a.set("mode", mode);
+    OpCase c{"Pad", a, {in(s), ints(pads)}, int(r(1, 3))};
+    if (mode == "constant" && dtype == DType::f32) {
+      c.inputs.push_back(fixed(Tensor::from_vector<float>({r.chance(0.5) ? 0.f : -2.5f}, {})));
+    } else if (!all_axes) {
+      c.inputs.push_back(absent());
+    }
+    if (!all_axes) c.inputs.push_back(ints(axes));
+    check_op(c, "cpu-pad", rng, dtype);
+  }
+  // Inception v3's padded 3x3 average pools, and the attribute form (opset < 11) with a value.
+  check_op({"Pad", {}, {in({1, 192, 6, 6}), ints({0, 0, 1, 1, 0, 0, 1, 1})}, 2}, "cpu-pad", rng);
+  Attributes legacy;
+  legacy.set("pads", std::vector<int64_t>{0, 1, 2, 0, 2, 1});
+  legacy.set("value", 1.5f);
+  check_op({"Pad", legacy, {in({2, 3, 4})}, 1}, "cpu-pad", rng);
+  legacy.set("mode", std::string("reflect"));
+  check_op({"Pad", legacy, {in({2, 3, 4})}, 1}, "cpu-pad", rng);
+}
+
 }  // namespace
 }  // namespace minfer
