@@ -70,6 +70,8 @@ std::vector<DimSlice> slice_ranges_of(const Node& node, const Shape& x,
                       param(3, "steps"));
 }
 
+// Pad's parameters (ops/pad.h), read by the reference below and the CPU kernel.
+
 PadMode pad_mode(const Node& node) {
   std::string m = node.attrs.get_string("mode", "constant");
   if (m == "constant") return PadMode::Constant;

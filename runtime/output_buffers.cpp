@@ -26,6 +26,7 @@ struct TensorAccess {
 OutputBuffers::OutputBuffers() : shelf_(std::make_shared<Shelf>()) {}
 
 Tensor OutputBuffers::copy(size_t index, const Tensor& from) {
+  check(from.device().is_cpu(), ErrorCode::Internal, "OutputBuffers::copy: not a CPU tensor");
   const size_t bytes = from.nbytes();
   std::shared_ptr<void> memory;
   {
