@@ -27,6 +27,7 @@ const PassManager& default_pipeline() {
       {"conv-bias-fusion", 2, passes::fuse_conv_bias, {}},
       {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},
       {"conv-activation-fusion", 2, passes::fuse_conv_activation, {}},
+      {"pad-pool-fusion", 2, passes::fuse_pad_into_pool, {}},
       // Only the CPU kernels apply these in their epilogue (the CUDA ones clamp).
       {"conv-smooth-activation-fusion", 2, passes::fuse_conv_smooth_activation,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},

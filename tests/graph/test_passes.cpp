@@ -418,3 +418,59 @@ TEST_CASE("a Transpose that moves only dims of size 1 becomes a Reshape", "[pass
     require_equal(got, want);
   }
 }
+
+namespace {
+// x -> Pad(`pads`, `mode`, value `value`) -> AveragePool 3x3 stride 1 (`ceil_mode`), and the
+// Pad's output also a graph output where `observed`.
+Graph pad_then_pool(std::vector<int64_t> pads, const std::string& mode = "constant",
+                    float value = 0.f, int64_t ceil_mode = 0, bool observed = false) {
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = b.input("x", DType::f32, Shape{2, 8, 6, 6});
+  Attributes pa;
+  pa.set("mode", mode);
+  Value* padded =
+      b.op("Pad", "pad",
+           {x, b.constant("pads", Tensor::from_vector<int64_t>(pads, {int64_t(pads.size())})),
+            b.constant("value", Tensor::from_vector<float>({value}, {}))},
+           pa);
+  Attributes pool;
+  pool.set("kernel_shape", std::vector<int64_t>{3, 3});
+  pool.set("ceil_mode", ceil_mode);
+  if (ceil_mode) pool.set("strides", std::vector<int64_t>{2, 2});
+  b.output(b.op("AveragePool", "pool", {padded}, pool));
+  if (observed) b.output(padded);
+  return g;
+}
+}  // namespace
+
+TEST_CASE("pad-pool-fusion: a zero Pad of the spatial dims becomes the AveragePool's pads",
+          "[passes]") {
+  const std::vector<int64_t> spatial{0, 0, 1, 2, 0, 0, 1, 0};
+  Graph g = pad_then_pool(spatial);
+  g.infer_shapes();
+  optimize(g, SessionOptions{});
+  auto h = op_histogram(g);
+  CHECK(h["Pad"] == 0);
+  for (const Node* n : g.topo_order())
+    if (n->op_type == "AveragePool") {
+      CHECK(n->attrs.get_ints("pads") == std::vector<int64_t>{1, 2, 1, 0});
+      CHECK(n->attrs.get_int("count_include_pad", 0) == 1);
+    }
+  require_same_outputs([&] { return pad_then_pool(spatial); }, 2);
+  // What it must leave alone: a non-zero value, padded channels, another mode, a ceil-mode pool
+  // (whose last window may pass the pads), a padded tensor someone else reads.
+  const std::vector<std::function<Graph()>> kept = {
+      [&] { return pad_then_pool(spatial, "constant", 1.f); },
+      [&] { return pad_then_pool({0, 1, 1, 1, 0, 0, 1, 1}); },
+      [&] { return pad_then_pool(spatial, "reflect"); },
+      [&] { return pad_then_pool(spatial, "constant", 0.f, 1); },
+      [&] { return pad_then_pool(spatial, "constant", 0.f, 0, true); }};
+  for (size_t i = 0; i < kept.size(); ++i) {
+    INFO("case " << i);
+    Graph k = kept[i]();
+    k.infer_shapes();
+    optimize(k, SessionOptions{});
+    CHECK(op_histogram(k)["Pad"] == 1);
+  }
+}
