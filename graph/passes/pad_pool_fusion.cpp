@@ -31,8 +31,8 @@ std::vector<int64_t> zero_spatial_pads(const Node& pad) {
   const std::vector<char> value = pad_value_bytes(pad, x->dtype, cv);
   if (!std::all_of(value.begin(), value.end(), [](char c) { return c == 0; })) return {};
   const size_t rank = x->shape.rank();
-  const auto pads = pads_of(pad, rank, rewrite::constant_of(pad.input(1)),
-                            rewrite::constant_of(pad.input(3)));
+  const auto pads =
+      pads_of(pad, rank, rewrite::constant_of(pad.input(1)), rewrite::constant_of(pad.input(3)));
   std::vector<int64_t> begins, ends;
   for (size_t d = 0; d < rank; ++d) {
     const auto [b, e] = pads[d];
