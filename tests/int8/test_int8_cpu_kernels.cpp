@@ -7,6 +7,7 @@
 #include "backends/cpu/int8/requant.h"
 #include "backends/cpu/isa.h"
 #include "int8/int8_test_util.h"
+#include "isa/for_each_isa.h"
 #include "ops/int8/int8_ops.h"
 
 using namespace minfer;
@@ -532,12 +533,10 @@ TEST_CASE("CPU GatedQuantize equals the reference bit for bit on every ISA path"
 // a share of the pixels).
 TEST_CASE("CPU QGlobalAveragePool on floats equals QuantizeLinear then the pool, bit for bit",
           "[int8]") {
-  IsaGuard guard;
-  for (cpu::Isa isa : cpu::supported_isas()) {
-    cpu::set_isa_cap(isa);
+  test::for_each_isa([](cpu::Isa) {
     std::mt19937 rng(11);
     for (int64_t c : {1, 7, 8, 16, 17, 33, 64, 65, 100, 131}) {
-      INFO(cpu::isa_name(isa) << " channels " << c);
+      INFO("channels " << c);
       Tensor x = random_tensor(Shape{2, 5, 3, c}, rng, -12.f, 12.f);
       x.data<float>()[0] = NAN;
       x.data<float>()[c] = INFINITY;
@@ -557,7 +556,7 @@ TEST_CASE("CPU QGlobalAveragePool on floats equals QuantizeLinear then the pool,
         require_equal(run_cpu("QGlobalAveragePool", kMinferDomain, {x}, {false}, a, threads),
                       expect);
     }
-  }
+  });
 }
 
 TEST_CASE("GatedQuantize refuses a gate that is not one value per channel", "[int8]") {
