@@ -34,16 +34,16 @@ bool SmallPlaneConv::pays(const Shape& s, int64_t tile_columns) {
   const int64_t p = s.oh * s.ow;
   if (p > kMaxPositions || s.m == 0 || s.m % kLanes != 0) return false;
   const int64_t k = s.c * s.kh * s.kw, moved = s.c * s.h * s.w + s.m * p;
+  const bool f23 = winograd_pays(s);
   // (A plane the tiles fill, 8x8, still pays where F(2x2, 3x3) cuts the products 2.25x.)
-  if ((p % tile_columns != 0 || winograd_pays(s)) && s.m >= kMinChannels &&
+  if ((p % tile_columns != 0 || f23) && s.m >= kMinChannels &&
       k * s.m * p >= kMinProductsPerMove * moved)
     return true;
   // The position tiles fill p of the lanes of the vectors of 16 that p positions take (AVX2's
   // tiles are 2 vectors of 8); this path does 16 products per 2x2 tile for F(2x2, 3x3) where
   // they do 9 per position, else as many.
   const double lanes_used = double(p) / double(round_up(p, kLanes));
-  const double work =
-      winograd_pays(s) ? 16.0 * double(winograd_tiles_of(s)) / (9.0 * double(p)) : 1;
+  const double work = f23 ? 16.0 * double(winograd_tiles_of(s)) / (9.0 * double(p)) : 1;
   return double(k * s.m * p) * (1 / lanes_used - work) >= kMinSavedPerMove * double(moved);
 }
 
