@@ -12,6 +12,8 @@ bool eliminate_dead_code(Graph& g, PassLog& log);   // nodes no output depends o
 bool eliminate_identities(Graph& g, PassLog& log);  // Identity, no-op Reshape/Transpose/...
 bool eliminate_dropout(Graph& g, PassLog& log);     // Dropout in inference mode, mask unused
 bool transposes_to_reshapes(Graph& g, PassLog& log);  // Transposes of dims of size 1 only
+// Conv kernel rows/columns that read only padding (dilated convs on small planes)
+bool trim_conv_taps(Graph& g, PassLog& log);
 bool fold_batchnorm(Graph& g, PassLog& log);        // Conv/Gemm + BatchNormalization
 bool fuse_conv_bias(Graph& g, PassLog& log);        // Conv + Add(per-channel constant)
 bool fuse_conv_residual(Graph& g, PassLog& log);    // Conv + Add(shortcut) [+ Relu]

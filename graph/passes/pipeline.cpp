@@ -23,6 +23,7 @@ const PassManager& default_pipeline() {
       {"dead-code-elimination", 1, passes::eliminate_dead_code, {}},
       {"shape-inference", 1, passes::infer_shapes, {}},
       {"transpose-to-reshape", 1, passes::transposes_to_reshapes, {}},
+      {"conv-tap-trimming", 2, passes::trim_conv_taps, {}},
       {"batchnorm-folding", 2, passes::fold_batchnorm, {}},
       {"conv-bias-fusion", 2, passes::fuse_conv_bias, {}},
       {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},

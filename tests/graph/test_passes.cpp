@@ -4,6 +4,7 @@
 
 #include "graph/pass.h"
 #include "graph/passes/passes.h"
+#include "minfer/calibrate.h"
 #include "test_util.h"
 
 using namespace minfer;
@@ -473,4 +474,86 @@ TEST_CASE("pad-pool-fusion: a zero Pad of the spatial dims becomes the AveragePo
     optimize(k, SessionOptions{});
     CHECK(op_histogram(k)["Pad"] == 1);
   }
+}
+
+namespace {
+// Dilated convs on a 6x6 plane (x [2, 8, 6, 6]), as DeepLabv3's ASPP branches meet a small
+// plane; `name` -> (kernel, dilations, pads, group).
+struct DilatedConv {
+  std::vector<int64_t> kernel, dilations, pads;
+  int64_t group = 1;
+};
+const std::map<std::string, DilatedConv>& dilated_convs() {
+  static const std::map<std::string, DilatedConv> convs{
+      {"rate6", {{3, 3}, {6, 6}, {6, 6, 6, 6}}},         // only the centre tap reads the plane
+      {"rate3_5x5", {{5, 5}, {3, 3}, {6, 6, 6, 6}}},     // the outer ring reads only padding
+      {"rows_only", {{3, 3}, {6, 1}, {6, 1, 6, 1}}},     // the rows trimmed, the columns kept
+      {"depthwise", {{5, 5}, {3, 3}, {6, 6, 6, 6}, 8}},  // group = channels
+      {"rate2", {{3, 3}, {2, 2}, {2, 2, 2, 2}}},         // every tap reads the plane somewhere
+  };
+  return convs;
+}
+
+Graph dilated_conv_graph() {
+  std::mt19937 rng(3);
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = b.input("x", DType::f32, Shape{-1, 8, 6, 6});
+  for (const auto& [name, c] : dilated_convs()) {
+    Tensor w = random_tensor({8, 8 / c.group, c.kernel[0], c.kernel[1]}, rng, -0.3f, 0.3f);
+    Value* y = b.conv(name, x, b.constant(name + ".w", std::move(w)),
+                      b.constant(name + ".b", random_tensor({8}, rng)), {1, 1}, c.pads, c.group,
+                      c.dilations);
+    b.output(b.relu(name + "_relu", y));
+  }
+  return g;
+}
+
+// The spatial kernel of each conv of an optimized graph, by the conv's name.
+std::map<std::string, std::vector<int64_t>> kernels_of(const Graph& g) {
+  std::map<std::string, std::vector<int64_t>> kernels;
+  for (const Node* n : g.topo_order()) {
+    if (n->op_type != "Conv" && n->op_type != "FusedConv" && n->op_type != "QConv") continue;
+    REQUIRE(n->input(1)->is_constant());
+    const Tensor& w = *n->input(1)->constant;
+    kernels[n->name] = {w.dim(2), w.dim(3)};
+  }
+  return kernels;
+}
+}  // namespace
+
+TEST_CASE("conv-tap-trimming: kernel rows and columns that read only padding are cut",
+          "[passes]") {
+  Graph g = dilated_conv_graph();
+  g.infer_shapes();
+  optimize(g, SessionOptions{});
+  const auto kernels = kernels_of(g);
+  CHECK(kernels.at("rate6") == std::vector<int64_t>{1, 1});
+  CHECK(kernels.at("rate3_5x5") == std::vector<int64_t>{3, 3});
+  CHECK(kernels.at("rows_only") == std::vector<int64_t>{1, 3});
+  CHECK(kernels.at("depthwise") == std::vector<int64_t>{3, 3});
+  CHECK(kernels.at("rate2") == std::vector<int64_t>{3, 3});
+  require_same_outputs(dilated_conv_graph, 2);
+}
+
+TEST_CASE("conv-tap-trimming keeps int8 convs bit-exact", "[passes][int8]") {
+  std::mt19937 rng(9);
+  Graph g = dilated_conv_graph();
+  g.infer_shapes();
+  CalibrationOptions co;
+  co.progress = false;
+  Calibrator cal(g, co);
+  for (int i = 0; i < 2; ++i) cal.add(random_tensor({2, 8, 6, 6}, rng));
+  quantize_graph(g, cal.table(CalibrationMethod::minmax));
+  Graph trimmed = clone_graph(g);
+  optimize(trimmed, SessionOptions{});
+  const auto kernels = kernels_of(trimmed);
+  CHECK(kernels.at("rate6") == std::vector<int64_t>{1, 1});
+  CHECK(kernels.at("depthwise") == std::vector<int64_t>{3, 3});
+  SessionOptions untrimmed;
+  untrimmed.disabled_passes = {"conv-tap-trimming"};
+  Session with(clone_graph(g), SessionOptions{}), without(std::move(g), untrimmed);
+  const Tensor x = random_tensor({2, 8, 6, 6}, rng);
+  NamedTensors a = with.run({{"x", x}}), b = without.run({{"x", x}});
+  for (auto& [name, t] : b) require_equal(a.at(name), t);
 }
