@@ -2,6 +2,8 @@
 // the ONNX coordinate transformation modes; `axes` (18) limits scales/sizes to some dims.
 // The importer maps Resize-10 and Upsample-7/9 to this form. Interpolation is separable, so
 // the reference resizes one dim at a time, in double.
+#include "ops/resize.h"
+
 #include <cmath>
 
 #include "ops/builtin_ops.h"
@@ -22,13 +24,9 @@ bool one_of(const std::string& s, const char* const (&list)[N]) {
   return false;
 }
 
-struct ResizeAttrs {
-  std::string mode, coord, nearest;
-  double cubic_a;
-  bool exclude_outside;
-};
+}  // namespace
 
-ResizeAttrs read_attrs(const Node& node) {
+ResizeAttrs resize_attrs(const Node& node) {
   ResizeAttrs a;
   a.mode = node.attrs.get_string("mode", "nearest");
   a.coord = node.attrs.get_string("coordinate_transformation_mode", "half_pixel");
@@ -55,6 +53,8 @@ ResizeAttrs read_attrs(const Node& node) {
   return a;
 }
 
+namespace {
+
 // The dims `axes` names (all dims without it), each once.
 std::vector<size_t> resize_axes(const Node& node, size_t rank) {
   std::vector<size_t> axes;
@@ -73,17 +73,13 @@ std::vector<size_t> resize_axes(const Node& node, size_t rank) {
 
 bool is_empty(const Tensor* t) { return !t || t->numel() == 0; }
 
-// Per-dim scale and output size from the scales or sizes input (one of them, non-empty).
-struct Plan {
-  std::vector<double> scale;
-  std::vector<int64_t> out;
-};
+}  // namespace
 
-Plan plan_from(const Node& node, const std::vector<int64_t>& in_dims, const Tensor* scales,
-               const Tensor* sizes) {
+ResizePlan resize_plan(const Node& node, const std::vector<int64_t>& in_dims, const Tensor* scales,
+                       const Tensor* sizes) {
   const size_t rank = in_dims.size();
   const std::vector<size_t> axes = resize_axes(node, rank);
-  Plan p{std::vector<double>(rank, 1.0), in_dims};
+  ResizePlan p{std::vector<double>(rank, 1.0), in_dims};
   op_require(node, is_empty(scales) != is_empty(sizes),
              "exactly one of scales and sizes must be given (non-empty)");
   if (!is_empty(scales)) {
@@ -112,8 +108,10 @@ Plan plan_from(const Node& node, const std::vector<int64_t>& in_dims, const Tens
   return p;
 }
 
+namespace {
+
 void infer_resize(InferContext& ctx) {
-  read_attrs(ctx.node());
+  resize_attrs(ctx.node());
   require_dtype(ctx, 0, {DType::f32});
   const Shape& x = ctx.input_shape(0);
   if (ctx.has_input(2)) require_dtype(ctx, 2, {DType::f32});
@@ -127,7 +125,7 @@ void infer_resize(InferContext& ctx) {
     ctx.set_output(0, DType::f32, Shape(std::vector<int64_t>(x.rank(), Shape::kDynamic)));
     return;
   }
-  const Plan p = plan_from(ctx.node(), x.dims(), scales, sizes);
+  const ResizePlan p = resize_plan(ctx.node(), x.dims(), scales, sizes);
   Shape out(p.out);
   for (size_t d = 0; d < x.rank(); ++d)
     if (p.out[d] == x[d] && p.scale[d] == 1.0) copy_dim(out, d, x, d);
@@ -161,13 +159,12 @@ double cubic_weight(double t, double a) {  // Keys' kernel at distance t >= 0
   return 0;
 }
 
-using Taps = std::vector<std::pair<int64_t, double>>;  // input index, weight
+}  // namespace
 
-// The input indices and weights that make output coordinate `o` of one dim.
-Taps taps_for(const ResizeAttrs& a, int64_t o, int64_t in, int64_t out, double scale) {
+ResizeTaps resize_taps(const ResizeAttrs& a, int64_t o, int64_t in, int64_t out, double scale) {
   const double x = source_coord(a.coord, double(o), in, out, scale);
   auto clamp = [in](int64_t i) { return std::min(std::max<int64_t>(i, 0), in - 1); };
-  Taps t;
+  ResizeTaps t;
   if (a.mode == "nearest") {
     t.emplace_back(clamp(nearest_index(a.nearest, x)), 1.0);
   } else if (a.mode == "linear") {
@@ -193,6 +190,8 @@ Taps taps_for(const ResizeAttrs& a, int64_t o, int64_t in, int64_t out, double s
   return t;
 }
 
+namespace {
+
 // Resizes dim d of x (row-major, f64) to `out` elements.
 std::vector<double> resize_dim(const std::vector<double>& x, std::vector<int64_t>& dims, size_t d,
                                const ResizeAttrs& a, int64_t out, double scale) {
@@ -200,8 +199,8 @@ std::vector<double> resize_dim(const std::vector<double>& x, std::vector<int64_t
   int64_t outer = 1, inner = 1;
   for (size_t i = 0; i < d; ++i) outer *= dims[i];
   for (size_t i = d + 1; i < dims.size(); ++i) inner *= dims[i];
-  std::vector<Taps> taps(out);
-  for (int64_t o = 0; o < out; ++o) taps[o] = taps_for(a, o, in, out, scale);
+  std::vector<ResizeTaps> taps(out);
+  for (int64_t o = 0; o < out; ++o) taps[o] = resize_taps(a, o, in, out, scale);
   std::vector<double> y(size_t(outer * out * inner), 0.0);
   for (int64_t r = 0; r < outer; ++r)
     for (int64_t o = 0; o < out; ++o)
@@ -215,18 +214,15 @@ std::vector<double> resize_dim(const std::vector<double>& x, std::vector<int64_t
 }
 
 std::vector<Tensor> resize_reference(const Node& node, const std::vector<Tensor>& in) {
-  const ResizeAttrs a = read_attrs(node);
+  const ResizeAttrs a = resize_attrs(node);
   const Tensor& x = in[0];
   const Tensor* scales = in.size() > 2 && in[2].defined() ? &in[2] : nullptr;
   const Tensor* sizes = in.size() > 3 && in[3].defined() ? &in[3] : nullptr;
-  const Plan p = plan_from(node, x.shape().dims(), scales, sizes);
+  const ResizePlan p = resize_plan(node, x.shape().dims(), scales, sizes);
   std::vector<int64_t> dims = x.shape().dims();
   std::vector<double> v(x.data<float>(), x.data<float>() + x.numel());
   for (size_t d = 0; d < dims.size(); ++d) {
-    // A dim that keeps its size under a mode that maps o to o exactly is left alone.
-    const bool identity =
-        p.out[d] == dims[d] && p.scale[d] == 1.0 && a.coord != "tf_half_pixel_for_nn";
-    if (!identity) v = resize_dim(v, dims, d, a, p.out[d], p.scale[d]);
+    if (!p.keeps(d, dims, a)) v = resize_dim(v, dims, d, a, p.out[d], p.scale[d]);
   }
   Tensor y(DType::f32, Shape(p.out));
   float* yp = y.data<float>();

@@ -956,6 +956,42 @@ TEST_CASE("cpu reshape-like ops copy the input", "[cpu]") {
 }
 
 
+TEST_CASE("cpu Resize matches the reference: modes, coordinate modes, scales and sizes", "[cpu]") {
+  std::mt19937 rng(83);
+  Rand r{rng};
+  const char* modes[] = {"nearest", "linear", "cubic"};
+  const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                          "half_pixel_symmetric", "tf_half_pixel_for_nn"};
+  const char* nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (int i = 0; i < 90; ++i) {
+    const size_t rank = size_t(r(2, 4));
+    const Shape s = random_shape(r, rank, 7);
+    Attributes a;
+    a.set("mode", std::string(modes[i % 3]));
+    // tf_half_pixel_for_nn moves even a dim of scale 1, which the kernel leaves to the
+    // reference unless it is one of the last two.
+    a.set("coordinate_transformation_mode", std::string(coords[r(0, rank == 2 ? 5 : 4)]));
+    a.set("nearest_mode", std::string(nearest[r(0, 3)]));
+    if (r.chance(0.3)) a.set("exclude_outside", int64_t{1});
+    // Up- and downsampling of the last two dims (upsampling by 16 as DeepLabv3's head does).
+    std::vector<int64_t> sizes = s.dims();
+    std::vector<float> scales(rank, 1.f);
+    for (size_t d = rank - 2; d < rank; ++d) {
+      sizes[d] = r.chance(0.2) ? s[d] * 16 : r(1, 13);
+      scales[d] = r.pick<float>({0.5f, 0.75f, 1.f, 1.5f, 2.f, 3.f});
+    }
+    const auto none = fixed(Tensor(DType::f32, Shape{0}));
+    OpCase c{"Resize", a, {in(s), none}, int(r(1, 2))};
+    if (r.chance(0.5)) {
+      c.inputs.push_back(fixed(Tensor::from_vector<float>(scales, {int64_t(rank)})));
+    } else {
+      c.inputs.push_back(absent());
+      c.inputs.push_back(fixed(Tensor::from_vector<int64_t>(sizes, {int64_t(rank)})));
+    }
+    check_op(c, "cpu-resize", rng);
+  }
+}
+
 TEST_CASE("cpu Slice matches the reference: axes, negative and clamped bounds, steps", "[cpu]") {
   std::mt19937 rng(71);
   Rand r{rng};
