@@ -7,19 +7,19 @@ namespace minfer {
 
 NhwcConvKind nhwc_conv_kind(const ConvGeometry& g) {
   if (g.rank() != 2 || !g.is_static()) return NhwcConvKind::None;
-  bool unpadded = true, stride_1 = true, undilated = true;
+  bool unpadded = true, stride_1 = true;
   for (size_t i = 0; i < 2; ++i) {
     unpadded = unpadded && g.pads_begin[i] == 0 && g.pads_end[i] == 0;
     stride_1 = stride_1 && g.strides[i] == 1;
-    undilated = undilated && g.dilations[i] == 1;
   }
   const int64_t k = g.kernel_h();
   if (g.group == 1 && k == 1 && g.kernel_w() == 1 && stride_1 && unpadded)
     return NhwcConvKind::Pointwise;
-  const int64_t s = g.stride_h();
+  // Depthwise: K / 2 * d zeros of padding before (d: the dilation, the same on both dims).
+  const int64_t s = g.stride_h(), d = g.dilation_h(), p = k / 2 * d;
   if (g.is_depthwise() && (k == 3 || k == 5) && g.kernel_w() == k && (s == 1 || s == 2) &&
-      g.stride_w() == s && undilated && g.pad_top() == k / 2 && g.pad_left() == k / 2 &&
-      g.pad_bottom() <= k / 2 && g.pad_right() <= k / 2)
+      g.stride_w() == s && g.dilation_w() == d && g.pad_top() == p && g.pad_left() == p &&
+      g.pad_bottom() <= p && g.pad_right() <= p)
     return NhwcConvKind::Depthwise;
   return NhwcConvKind::None;
 }

@@ -19,8 +19,8 @@ namespace minfer {
 
 // The two convolutions that the CPU kernel of NhwcConv runs, and so the only ones the pass
 // converts: a pointwise conv (1x1, stride 1, unpadded, one group) is a GEMM on the NHWC rows;
-// a depthwise 3x3 or 5x5 at stride 1 or 2 (K / 2 padding before, at most that after, no
-// dilation) reads 8 or 16 channels of a pixel as one vector.
+// a depthwise 3x3 or 5x5 at stride 1 or 2, dilation d on both dims (K / 2 * d padding before,
+// at most that after) reads 8 or 16 channels of a pixel as one vector.
 enum class NhwcConvKind { None, Pointwise, Depthwise };
 NhwcConvKind nhwc_conv_kind(const ConvGeometry& g);
 

@@ -58,8 +58,8 @@ bool NhwcConvKernel::supports(const PrepareContext& ctx) {
     return false;
   const ConvGeometry g = geometry(ctx);
   const NhwcConvKind kind = nhwc_conv_kind(g);
-  if (nchw_input(ctx.node))
-    return kind == NhwcConvKind::Depthwise && from_nchw_kernel(g).fn;
+  if (nchw_input(ctx.node))  // (the transposing kernels are undilated)
+    return kind == NhwcConvKind::Depthwise && g.dilation_h() == 1 && from_nchw_kernel(g).fn;
   if (kind == NhwcConvKind::Depthwise)
     return depthwise_nhwc_kernel(g.kernel_h(), g.stride_h());
   return kind == NhwcConvKind::Pointwise;
@@ -82,7 +82,9 @@ void NhwcConvKernel::prepare(PrepareContext& ctx) {
     const DepthwiseChannelsKernel info = from_nchw_kernel(g);
     depthwise_isa_ = info.isa;
     lanes_ = info.lanes;
+    dilation_ = g.dilation_h();
     if (nchw_input(ctx.node)) {
+      if (dilation_ != 1) ctx.fail("an NCHW input is read only by undilated depthwise kernels");
       // The planes' outputs transposed to channels last: with no residual, which the plane
       // kernel would add before the transpose, laid out as NCHW.
       const bool residual = ctx.inputs.size() > 3 && ctx.inputs[3].present;
@@ -146,6 +148,7 @@ void NhwcConvKernel::run_depthwise(const float* x, const float* z, float* y, int
   a.bias = bias_.defined() ? bias_.data<float>() : nullptr;
   a.c = c_, a.h = h_, a.w = w_, a.oh = oh_, a.ow = ow_;
   a.act = &act_;
+  a.d = dilation_;
   // At batch 1, each thread its rows of every channel: the pixels that the pointwise convs
   // before and after, splitting their rows the same way (PackedRhs::multiply, where each part
   // has 96 rows or more), wrote or read on the same core (MobileNet v2's 28x28 planes at 2

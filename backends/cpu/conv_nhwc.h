@@ -6,11 +6,11 @@
 //              output channels in the lanes: a 7x7 plane wastes none of them), bias and
 //              activation in its epilogue, a residual added after it;
 //   depthwise: depthwise_channels.h's channels-last kernel, 8 or 16 channels of a pixel per
-//              vector, with no transposes (the NCHW kernel transposes in and out); with
-//              `nchw_input`, that NCHW kernel with its output left channels last, or where the
-//              plane kernel is faster (AVX-512's 3x3 on outputs of 14x14 and more,
-//              depthwise_channels_pays) and there is no residual, depthwise.h's planes
-//              transposed into channels last 16 channels at a time.
+//              vector, with no transposes (the NCHW kernel transposes in and out), dilated
+//              or not; with `nchw_input` (undilated only), that NCHW kernel with its output
+//              left channels last, or where the plane kernel is faster (AVX-512's 3x3 on
+//              outputs of 14x14 and more, depthwise_channels_pays) and there is no residual,
+//              depthwise.h's planes transposed into channels last 16 channels at a time.
 //
 // Constant weights only (the pass converts no other). Callers check has_any_isa().
 #pragma once
@@ -58,6 +58,7 @@ class NhwcConvKernel final : public Kernel {
   int64_t scratch_floats_ = 0;                // its scratch per part
   int threads_ = 1;                           // the workspace holds this many parts
   int depthwise_isa_ = -1, lanes_ = 8;
+  int64_t dilation_ = 1;
 };
 
 }  // namespace minfer::cpu

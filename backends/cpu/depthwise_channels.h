@@ -42,11 +42,13 @@ struct DepthwiseChannels {
 using DepthwiseChannelsFn = void (*)(const DepthwiseChannels&);
 
 // Channels-last (one image): x [h, w, c] -> y [oh, ow, c], for channels [c0, c1) and output
-// rows [r0, r1) (callers split the work over threads by either). Output (r, q) of channel m =
-// act(bias[m] + sum over taps (i, j) of weights[m][i * K + j] * x[r*S - K/2 + i][q*S - K/2 + j][m]
-//         (zero outside the plane) + residual[r][q][m]).
-// The channels are already the vector lanes here: no transposes, no scratch. K / 2 zeros of
+// rows [r0, r1) (callers split the work over threads by either). With P = K / 2 * d, output
+// (r, q) of channel m = act(bias[m] + sum over taps (i, j) of weights[m][i * K + j] *
+//         x[r*S - P + i*d][q*S - P + j*d][m] (zero outside the plane) + residual[r][q][m]).
+// The channels are already the vector lanes here: no transposes, no scratch. P zeros of
 // padding before each dimension, any number after (taps outside the plane read nothing).
+// Dilated convs (d > 1: DeepLabv3's last MobileNet blocks) sum one pixel at a time, each tap
+// checked against the plane.
 struct DepthwiseNhwc {
   const float* x;         // [h, w, c]
   const float* weights;   // [c, K, K]
@@ -55,6 +57,7 @@ struct DepthwiseNhwc {
   float* y;               // [oh, ow, c]
   int64_t c, c0, c1, h, w, oh, ow, r0, r1;
   const Activation* act;  // never null; act->enabled false means none
+  int64_t d = 1;          // the dilation of both dims
 };
 using DepthwiseNhwcFn = void (*)(const DepthwiseNhwc&);
 // The kernel for K x K (K = 3 or 5) at stride s (1 or 2) at the active ISA level, or null.

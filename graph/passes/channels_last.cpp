@@ -11,7 +11,8 @@
 // with 28x28, 1.02-1.05x with 56x56, where the NHWC GEMM of a few channels loses), in
 // connected groups of at least 3 with a depthwise conv among them: a lone conv would pay two
 // transposes for one kernel, and a ResNet's 1x1 convs would pay them around each of the 3x3
-// convs between them. The first depthwise conv of a group reads its NCHW input itself.
+// convs between them. The first depthwise conv of a group reads its NCHW input itself
+// (undilated ones; a dilated one gets a Transpose).
 #include <functional>
 #include <map>
 #include <set>
@@ -36,6 +37,12 @@ bool rank4_f32(const Value* v) {
 bool is_depthwise(const Node* n) {
   const Tensor* w = rewrite::constant_of(n->input(1));
   return w->shape()[1] == 1 && n->attrs.get_int("group", 1) > 1;
+}
+
+bool undilated(const Node* n) {
+  for (int64_t d : n->attrs.get_ints("dilations", {}))
+    if (d != 1) return false;
+  return true;
 }
 
 bool convertible(const Node* n) {
@@ -151,8 +158,9 @@ bool to_channels_last(Graph& g, PassLog& log) {
       for (size_t i : kDataInputs) {
         Value* v = n->input(i);
         if (!v || nhwc.count(v->producer)) continue;
-        // A depthwise conv reads NCHW itself (its kernel transposes its input anyway).
-        if (i == 0 && is_depthwise(n))
+        // An undilated depthwise conv reads NCHW itself (its kernel transposes its input
+        // anyway).
+        if (i == 0 && is_depthwise(n) && undilated(n))
           n->attrs.set("nchw_input", int64_t{1});
         else
           g.set_input(n, i, transposed(v, true));

@@ -354,7 +354,7 @@ TEST_CASE("cpu depthwise kernels match a float64 convolution", "[cpu][conv][dept
   CHECK(worst > 0);
 }
 
-TEST_CASE("cpu depthwise nhwc: writes only its rows and channels, any padding after",
+TEST_CASE("cpu depthwise nhwc: writes only its rows and channels, any padding after, dilated",
           "[cpu][conv][depthwise]") {
   CHECK(cpu::depthwise_nhwc_kernel(7, 1) == nullptr);
   CHECK(cpu::depthwise_nhwc_kernel(3, 3) == nullptr);
@@ -372,60 +372,63 @@ TEST_CASE("cpu depthwise nhwc: writes only its rows and channels, any padding af
     for (const auto& [c, h, w, c0, c1] : cases)
       for (int64_t k : {3, 5})
         for (int64_t s : {1, 2})
-          for (int act_kind : {2, 3}) {  // Clip, Silu (a clamp in registers, a smooth one after)
-            // More output rows and columns than K / 2 padding after gives: all-padding ones.
-            const int64_t p = k / 2, oh = (h + 2 * p - k) / s + 4, ow = (w + 2 * p - k) / s + 3;
-            const int64_t r0 = 2, r1 = oh - 1;
-            INFO("c " << c << " plane " << h << "x" << w << " K " << k << " stride " << s
-                      << " activation " << act_kind);
-            const cpu::DepthwiseNhwcFn fn = cpu::depthwise_nhwc_kernel(k, s);
-            REQUIRE(fn != nullptr);
-            const Tensor x = test::random_tensor(Shape{h, w, c}, rng);
-            const Tensor wt = test::random_tensor(Shape{c, k * k}, rng);
-            const Tensor bias = test::random_tensor(Shape{c}, rng);
-            const Tensor z = test::random_tensor(Shape{oh, ow, c}, rng);
-            cpu::Activation act;
-            act.enabled = true;
-            act.kind = act_kind == 2 ? cpu::Activation::Kind::Clamp : cpu::Activation::Kind::Silu;
-            act.lo = -0.5f;
-            act.hi = 0.75f;
-            std::vector<float> y(size_t(oh * ow * c), sentinel);
-            cpu::DepthwiseNhwc a;
-            a.x = x.data<float>();
-            a.weights = wt.data<float>();
-            a.bias = bias.data<float>();
-            a.residual = z.data<float>();
-            a.y = y.data();
-            a.c = c, a.c0 = c0, a.c1 = c1;
-            a.h = h, a.w = w, a.oh = oh, a.ow = ow;
-            a.r0 = r0, a.r1 = r1;
-            a.act = &act;
-            fn(a);
-            double err = 0;
-            int64_t outside_changed = 0;
-            for (int64_t r = 0; r < oh; ++r)
-              for (int64_t q = 0; q < ow; ++q)
-                for (int64_t m = 0; m < c; ++m) {
-                  const float got = y[size_t((r * ow + q) * c + m)];
-                  if (r < r0 || r >= r1 || m < c0 || m >= c1) {
-                    outside_changed += got != sentinel;
-                    continue;
-                  }
-                  double v = bias.data<float>()[m] + z.data<float>()[(r * ow + q) * c + m];
-                  for (int64_t i = 0; i < k; ++i)
-                    for (int64_t j = 0; j < k; ++j) {
-                      const int64_t ih = r * s - p + i, iw = q * s - p + j;
-                      if (ih >= 0 && ih < h && iw >= 0 && iw < w)
-                        v += double(x.data<float>()[(ih * w + iw) * c + m]) *
-                             wt.data<float>()[m * k * k + i * k + j];
+          for (int64_t d : {1, 2, 3})      // the dilation (DeepLabv3's last blocks: 2)
+            for (int act_kind : {2, 3}) {  // Clip, Silu (a clamp in registers, a smooth one after)
+              // More output rows and columns than K / 2 * d padding after gives: all-padding ones.
+              const int64_t p = k / 2 * d, span = (k - 1) * d + 1;
+              const int64_t oh = (h + 2 * p - span) / s + 4, ow = (w + 2 * p - span) / s + 3;
+              const int64_t r0 = 2, r1 = oh - 1;
+              INFO("c " << c << " plane " << h << "x" << w << " K " << k << " stride " << s
+                        << " dilation " << d << " activation " << act_kind);
+              const cpu::DepthwiseNhwcFn fn = cpu::depthwise_nhwc_kernel(k, s);
+              REQUIRE(fn != nullptr);
+              const Tensor x = test::random_tensor(Shape{h, w, c}, rng);
+              const Tensor wt = test::random_tensor(Shape{c, k * k}, rng);
+              const Tensor bias = test::random_tensor(Shape{c}, rng);
+              const Tensor z = test::random_tensor(Shape{oh, ow, c}, rng);
+              cpu::Activation act;
+              act.enabled = true;
+              act.kind = act_kind == 2 ? cpu::Activation::Kind::Clamp : cpu::Activation::Kind::Silu;
+              act.lo = -0.5f;
+              act.hi = 0.75f;
+              std::vector<float> y(size_t(oh * ow * c), sentinel);
+              cpu::DepthwiseNhwc a;
+              a.x = x.data<float>();
+              a.weights = wt.data<float>();
+              a.bias = bias.data<float>();
+              a.residual = z.data<float>();
+              a.y = y.data();
+              a.c = c, a.c0 = c0, a.c1 = c1;
+              a.h = h, a.w = w, a.oh = oh, a.ow = ow;
+              a.r0 = r0, a.r1 = r1;
+              a.act = &act;
+              a.d = d;
+              fn(a);
+              double err = 0;
+              int64_t outside_changed = 0;
+              for (int64_t r = 0; r < oh; ++r)
+                for (int64_t q = 0; q < ow; ++q)
+                  for (int64_t m = 0; m < c; ++m) {
+                    const float got = y[size_t((r * ow + q) * c + m)];
+                    if (r < r0 || r >= r1 || m < c0 || m >= c1) {
+                      outside_changed += got != sentinel;
+                      continue;
                     }
-                  v = act_kind == 2 ? std::min(std::max(v, -0.5), 0.75) : v / (1 + std::exp(-v));
-                  const double e = std::abs(got - v);
-                  if (!(e <= err)) err = std::isnan(e) ? INFINITY : e;
-                }
-            CHECK(outside_changed == 0);
-            CHECK(err <= 1e-5);
-          }
+                    double v = bias.data<float>()[m] + z.data<float>()[(r * ow + q) * c + m];
+                    for (int64_t i = 0; i < k; ++i)
+                      for (int64_t j = 0; j < k; ++j) {
+                        const int64_t ih = r * s - p + i * d, iw = q * s - p + j * d;
+                        if (ih >= 0 && ih < h && iw >= 0 && iw < w)
+                          v += double(x.data<float>()[(ih * w + iw) * c + m]) *
+                               wt.data<float>()[m * k * k + i * k + j];
+                      }
+                    v = act_kind == 2 ? std::min(std::max(v, -0.5), 0.75) : v / (1 + std::exp(-v));
+                    const double e = std::abs(got - v);
+                    if (!(e <= err)) err = std::isnan(e) ? INFINITY : e;
+                  }
+              CHECK(outside_changed == 0);
+              CHECK(err <= 1e-5);
+            }
   });
 }
 

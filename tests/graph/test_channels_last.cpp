@@ -24,14 +24,15 @@ Attributes clip_attrs(float lo, float hi) {
   return a;
 }
 
-// A FusedConv of a k x k kernel (depthwise when `depthwise`), K / 2 padding, bias, optional
-// residual and attributes `attrs` (activation).
+// A FusedConv of a k x k kernel (depthwise when `depthwise`), K / 2 * dilation padding, bias,
+// optional residual and attributes `attrs` (activation, dilations).
 Value* fused_conv(GraphBuilder& b, const std::string& name, Value* x, int64_t c, int64_t m,
                   int64_t k, int64_t stride, bool depthwise, std::mt19937& rng,
                   Attributes attrs = {}, Value* residual = nullptr) {
   attrs.set("group", depthwise ? c : int64_t{1});
   attrs.set("strides", std::vector<int64_t>{stride, stride});
-  attrs.set("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+  const int64_t p = k / 2 * attrs.get_ints("dilations", {1, 1})[0];
+  attrs.set("pads", std::vector<int64_t>{p, p, p, p});
   Value* w = b.constant(name + ".w", random_tensor({m, depthwise ? 1 : c, k, k}, rng, -0.3f, 0.3f));
   Value* bias = b.constant(name + ".b", random_tensor({m}, rng));
   std::vector<Value*> in{x, w, bias};
@@ -136,6 +137,37 @@ TEST_CASE("channels-last: a group that begins with a depthwise conv reads NCHW t
       CHECK(ops["NhwcConv"] == 5);
       CHECK(ops["Transpose"] == 1);
       CHECK(optimized.find_node("dw1")->attrs.get_int("nchw_input", 0) == 1);
+      require_close(got.begin()->second, want.begin()->second, 1e-5, 1e-5);
+    }
+  });
+}
+
+TEST_CASE("channels-last: dilated depthwise convs run NHWC", "[passes][cpu][nhwc]") {
+  // DeepLabv3's last MobileNet v3 blocks (5x5 and 3x3 depthwise, dilation 2) on a small plane.
+  // The group's first conv is dilated: it reads a transposed input (the transposing NCHW
+  // kernels are undilated).
+  ScopedEnv on("MINFER_CPU_CHANNELS_LAST", "1");
+  for_each_isa([](cpu::Isa) {
+    std::mt19937 rng(9);
+    Graph g;
+    GraphBuilder b(g);
+    Value* x = b.input("x", DType::f32, Shape{2, 24, 9, 8});
+    Attributes dilated = clip_attrs(0, 6);
+    dilated.set("dilations", std::vector<int64_t>{2, 2});
+    Value* h = fused_conv(b, "dw1", x, 24, 24, 5, 1, true, rng, dilated);
+    Value* y = fused_conv(b, "project1", h, 24, 8, 1, 1, false, rng);
+    h = fused_conv(b, "expand2", y, 8, 24, 1, 1, false, rng, clip_attrs(0, 6));
+    h = fused_conv(b, "dw2", h, 24, 24, 3, 1, true, rng, dilated);
+    b.output(fused_conv(b, "project2", h, 24, 8, 1, 1, false, rng, {}, y));
+    const Tensor xt = random_tensor({2, 24, 9, 8}, rng);
+    for (int threads : {1, 3}) {
+      Graph optimized;
+      const NamedTensors want = run(clone_graph(g), 0, 1, xt);
+      const NamedTensors got = run(clone_graph(g), 2, threads, xt, &optimized);
+      std::map<std::string, int> ops = op_histogram(optimized);
+      CHECK(ops["NhwcConv"] == 5);
+      CHECK(ops["Transpose"] == 2);
+      CHECK(optimized.find_node("dw1")->attrs.get_int("nchw_input", 0) == 0);
       require_close(got.begin()->second, want.begin()->second, 1e-5, 1e-5);
     }
   });

@@ -316,6 +316,30 @@ __attribute__((always_inline)) inline void nhwc_border(const NhwcRow& g, const V
   nhwc_finish<Tail>(g, acc, q);
 }
 
+// Output columns [qa, qb) of row r of a dilated conv (a.d > 1), one pixel at a time, each tap
+// checked against the plane (g: the group at channel m0, its weights, bias and mask set).
+template <int K, int S, bool Tail>
+void dilated_cols(const DepthwiseNhwc& a, const NhwcRow& g, int64_t m0, int64_t r, int64_t qa,
+                  int64_t qb) {
+  const int64_t d = a.d, top = r * S - K / 2 * d;
+  for (int64_t q = qa; q < qb; ++q) {
+    const int64_t left = q * S - K / 2 * d;
+    VecW acc = g.bias;
+#pragma GCC unroll 5
+    for (int i = 0; i < K; ++i) {
+      const int64_t ih = top + i * d;
+      if (ih < 0 || ih >= a.h) continue;
+      const float* row = a.x + ih * a.w * a.c + m0;
+#pragma GCC unroll 5
+      for (int j = 0; j < K; ++j) {
+        const int64_t iw = left + j * d;
+        if (iw >= 0 && iw < a.w) acc += g.wt[i * K + j] * load_lanes<Tail>(row + iw * a.c, g.mask);
+      }
+    }
+    nhwc_finish<Tail>(g, acc, q);
+  }
+}
+
 // Output columns [qa, qb) of a row; [in0, in1): the columns with every tap inside the row.
 template <int K, int S, bool Tail, bool Full>
 void nhwc_cols(const NhwcRow& row, int64_t qa, int64_t qb, int64_t in0, int64_t in1) {
@@ -456,6 +480,7 @@ void nhwc_rows(const DepthwiseNhwc& a, NhwcRow& g, int64_t m0, int64_t in0, int6
     g.z = a.residual ? a.residual + r * a.ow * a.c + m0 : nullptr;
     float* y = a.y + r * a.ow * a.c + m0;
     auto cols = [&](int64_t qa, int64_t qb) {
+      if (a.d > 1) return dilated_cols<K, S, Tail>(a, g, m0, r, qa, qb);
       if constexpr (kWindowPays<K, S>)
         if (padded) return window_cols<K, S, Tail>(g, qa, qb);
       if (g.rows == K)
@@ -496,13 +521,13 @@ void nhwc(const DepthwiseNhwc& a) {
   if (smooth) fill(buf, kChunk * W, 0.f);
   // The window path (the output's size too: more padding after may give more output columns
   // than input ones) and its padded plane's rows that output rows [r0, r1) read.
-  const bool window = kWindowPays<K, S> && max64(a.w, a.ow) <= kWindowPlane &&
+  const bool window = kWindowPays<K, S> && a.d == 1 && max64(a.w, a.ow) <= kWindowPlane &&
                       max64(a.h, a.oh) <= kWindowPlane && a.r1 > a.r0;
   alignas(64) float padded[kWindowPays<K, S> ? kWindowRows * kWindowCols * W : 1];
   const int64_t pad_r0 = a.r0 * S, pad_r1 = (a.r1 - 1) * S + K;
   // Pixels that alias (kAliasBytes): the output rows whose input rows fit kCompactFloats.
   const int64_t compact_rows_max = kCompactFloats / (a.w * W);
-  const bool compact = !window && a.c * int64_t(sizeof(float)) % kAliasBytes == 0 &&
+  const bool compact = !window && a.d == 1 && a.c * int64_t(sizeof(float)) % kAliasBytes == 0 &&
                        compact_rows_max >= K && a.r1 > a.r0;
   const int64_t compact_out_rows = compact ? (compact_rows_max - K) / S + 1 : 0;
   alignas(64) float compacted[kCompactFloats];
