@@ -185,6 +185,17 @@ void ConvKernel::prepare(PrepareContext& ctx) {
     return;
   }
 
+  // Dilated convs whose taps read mostly padding, only the taps that read the input
+  // (conv_regions.h).
+  if (method_ == Method::Im2col && two_d && d.group == 1 && !has_residual_ && weight_.defined() &&
+      has_any_isa() && RegionConv::pays(shape)) {
+    method_ = Method::Regions;
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+    slice_floats_ = regions_.prepare(ctx, shape, weight_.data<float>());
+    ctx.workspace_bytes = size_t(threads_) * size_t(slice_floats_) * sizeof(float);
+    return;
+  }
+
   // Small planes with the output channels in the lanes (conv_small_plane.h), in place of
   // ConvGemm's position tiles; on AVX2, in place of Eigen's GEMM from a depth of 512 (on a Zen
   // 5 at MINFER_ISA=avx2 ResNet-50's 7x7 convs of K = 512-2304 ran 5-23 % faster, a 1x1 of
@@ -325,6 +336,8 @@ void ConvKernel::run(RunContext& ctx) const {
     small_plane_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
   else if (method_ == Method::Strided)
     strided_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
+  else if (method_ == Method::Regions)
+    regions_.run(op.x, op.b, op.y, act_, static_cast<float*>(ctx.workspace), threads);
   else if (depthwise_channels_)
     run_depthwise_channels(op, static_cast<float*>(ctx.workspace), threads);
   else if (depthwise_plane_)
@@ -343,6 +356,7 @@ std::string ConvKernel::variant() const {
            isa_name(small_plane_.isa());
   if (method_ == Method::Vector) return std::string("vector ") + isa_name(vector_->isa());
   if (method_ == Method::Strided) return std::string("strided ") + isa_name(strided_.isa());
+  if (method_ == Method::Regions) return std::string("regions ") + isa_name(regions_.isa());
   // ConvGemm's tiles and the depthwise kernels say their ISA level (the other paths are
   // Eigen's, built for the baseline).
   if (depthwise_plane_ && depthwise_isa_ >= 0)

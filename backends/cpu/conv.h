@@ -28,16 +28,19 @@
 // put the output channels in the lanes instead (conv_small_plane.h; "small-plane <isa>";
 // MINFER_CPU_SMALL_PLANE=0 turns it off), and so do larger planes' stride-2 convs on AVX-512
 // (AMD's cores), as an implicit GEMM on a padded copy of the input with no im2col
-// (conv_strided.h; "strided <isa>"; MINFER_CPU_STRIDED=0/1 turns it off or on). A 1x1 conv on a 1x1 plane (the fully connected
-// layers of squeeze-and-excitation blocks) is a product of [N, C] with W^T: PackedRhs's tiles
-// with the output channels in the lanes ("vector <isa>"), where ConvGemm's tiles would spend
-// all but one of their columns on nothing.
+// (conv_strided.h; "strided <isa>"; MINFER_CPU_STRIDED=0/1 turns it off or on). A 1x1 conv on
+// a 1x1 plane (the fully connected layers of squeeze-and-excitation blocks) is a product of
+// [N, C] with W^T: PackedRhs's tiles with the output channels in the lanes ("vector <isa>"),
+// where ConvGemm's tiles would spend all but one of their columns on nothing. Dilated convs
+// whose taps read mostly padding (a DeepLabv3's ASPP) sum only the taps that read the input,
+// rectangle by rectangle of the output (conv_regions.h; "regions <isa>").
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "backends/cpu/conv_gemm.h"
+#include "backends/cpu/conv_regions.h"
 #include "backends/cpu/conv_small_plane.h"
 #include "backends/cpu/conv_strided.h"
 #include "backends/cpu/depthwise.h"
@@ -60,7 +63,7 @@ class ConvKernel final : public Kernel {
   std::string variant() const override;  // "winograd", "direct <isa>" (ConvGemm), else empty
 
  private:
-  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane, Strided, Vector };
+  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane, Strided, Regions, Vector };
 
   // The convolution's geometry (a 1-D conv has h = oh = kh = 1), sizes in elements.
   struct Dims {
@@ -116,6 +119,7 @@ class ConvKernel final : public Kernel {
   WinogradConv winograd_;                       // Method::Winograd's weights and run loop
   SmallPlaneConv small_plane_;                  // Method::SmallPlane's
   StridedConv strided_;                         // Method::Strided's
+  RegionConv regions_;                          // Method::Regions's
   Activation act_;
   int64_t tile_cols_ = 0;                      // output positions per tile (run() may rebalance)
   int threads_ = 1;                            // workspace is sized for this many threads
