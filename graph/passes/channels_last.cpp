@@ -8,8 +8,9 @@
 //
 // Which convs: those nhwc_conv_kind() accepts, whose output plane is at most 28x28 (MobileNet
 // v2 on a Zen 4, in one process against the pass turned off: 1.04x faster with 16x16, 1.08-1.09x
-// with 28x28, 1.02-1.05x with 56x56, where the NHWC GEMM of a few channels loses), in
-// connected groups of at least 3 with a depthwise conv among them: a lone conv would pay two
+// with 28x28, 1.02-1.05x with 56x56, where the NHWC GEMM of a few channels loses), or up to
+// 64x64 where they are connected to a dilated depthwise conv (kMaxDilatedPlane), in connected
+// groups of at least 3 with a depthwise conv among them: a lone conv would pay two
 // transposes for one kernel, and a ResNet's 1x1 convs would pay them around each of the 3x3
 // convs between them. The first depthwise conv of a group reads its NCHW input itself
 // (undilated ones; a dilated one gets a Transpose).
@@ -27,6 +28,12 @@ namespace minfer::passes {
 namespace {
 
 constexpr int64_t kMaxPlane = 28 * 28;
+// Larger planes, up to this, where their convs are connected to a dilated depthwise conv, which
+// has no NCHW plane kernel (DeepLabv3's and LRASPP's MobileNet v3 blocks on 33x33 at a 520x520
+// input: the models 1.15x and 1.35x faster, 2 threads of a Zen 5; MobileNet v2's and
+// EfficientNet-B0's 32x32 blocks at 256x256, with few channels, were even or up to 5 % slower
+// in NHWC).
+constexpr int64_t kMaxDilatedPlane = 64 * 64;
 constexpr size_t kMinGroup = 3;
 
 bool rank4_f32(const Value* v) {
@@ -45,6 +52,11 @@ bool undilated(const Node* n) {
   return true;
 }
 
+bool is_dilated_depthwise(const Node* n) { return is_depthwise(n) && !undilated(n); }
+
+int64_t output_plane(const Node* n) { return n->outputs[0]->shape[2] * n->outputs[0]->shape[3]; }
+
+// A conv the NHWC kernel runs, of an output plane up to kMaxDilatedPlane.
 bool convertible(const Node* n) {
   if (!rewrite::is_op(n, "Conv") && !rewrite::is_op(n, "FusedConv", kMinferDomain)) return false;
   if (n->outputs.size() != 1 || !rank4_f32(n->input(0)) || !rank4_f32(n->outputs[0])) return false;
@@ -53,7 +65,7 @@ bool convertible(const Node* n) {
   if (n->input(2) && !rewrite::constant_of(n->input(2))) return false;
   if (n->input(3) && !rank4_f32(n->input(3))) return false;
   const ConvGeometry g = conv_geometry(*n, n->input(0)->shape, w->shape());
-  return nhwc_conv_kind(g) != NhwcConvKind::None && g.out_h() * g.out_w() <= kMaxPlane;
+  return nhwc_conv_kind(g) != NhwcConvKind::None && g.out_h() * g.out_w() <= kMaxDilatedPlane;
 }
 
 constexpr size_t kDataInputs[] = {0, 3};  // X and the residual Z carry activations
@@ -92,9 +104,18 @@ std::map<Node*, Node*> groups_of(const std::set<Node*>& candidates) {
 
 bool to_channels_last(Graph& g, PassLog& log) {
   const std::vector<Node*> order = g.topo_order();
-  std::set<Node*> candidates;
+  // The convertible convs of planes up to kMaxPlane, and the larger ones connected to a dilated
+  // depthwise conv.
+  std::set<Node*> convertibles;
   for (Node* n : order)
-    if (convertible(n)) candidates.insert(n);
+    if (convertible(n)) convertibles.insert(n);
+  std::set<Node*> dilated_groups;
+  const std::map<Node*, Node*> wide = groups_of(convertibles);
+  for (const auto& [n, root] : wide)
+    if (is_dilated_depthwise(n)) dilated_groups.insert(root);
+  std::set<Node*> candidates;
+  for (Node* n : convertibles)
+    if (output_plane(n) <= kMaxPlane || dilated_groups.count(wide.at(n))) candidates.insert(n);
   const std::map<Node*, Node*> group = groups_of(candidates);
   std::map<Node*, size_t> group_size;
   std::set<Node*> has_depthwise;

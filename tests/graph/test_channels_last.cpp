@@ -142,34 +142,49 @@ TEST_CASE("channels-last: a group that begins with a depthwise conv reads NCHW t
   });
 }
 
-TEST_CASE("channels-last: dilated depthwise convs run NHWC", "[passes][cpu][nhwc]") {
-  // DeepLabv3's last MobileNet v3 blocks (5x5 and 3x3 depthwise, dilation 2) on a small plane.
+namespace {
+// DeepLabv3's last MobileNet v3 blocks (5x5 and 3x3 depthwise, dilation `d`) on an h x w plane.
+Graph dilated_blocks(int64_t h, int64_t w, int64_t d, std::mt19937& rng) {
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = b.input("x", DType::f32, Shape{2, 24, h, w});
+  Attributes dilated = clip_attrs(0, 6);
+  dilated.set("dilations", std::vector<int64_t>{d, d});
+  Value* t = fused_conv(b, "dw1", x, 24, 24, 5, 1, true, rng, dilated);
+  Value* y = fused_conv(b, "project1", t, 24, 8, 1, 1, false, rng);
+  t = fused_conv(b, "expand2", y, 8, 24, 1, 1, false, rng, clip_attrs(0, 6));
+  t = fused_conv(b, "dw2", t, 24, 24, 3, 1, true, rng, dilated);
+  b.output(fused_conv(b, "project2", t, 24, 8, 1, 1, false, rng, {}, y));
+  return g;
+}
+}  // namespace
+
+TEST_CASE("channels-last: dilated depthwise convs run NHWC, on planes up to 64x64",
+          "[passes][cpu][nhwc]") {
   // The group's first conv is dilated: it reads a transposed input (the transposing NCHW
-  // kernels are undilated).
+  // kernels are undilated). On 33x33 (a 520x520 DeepLabv3's) only a dilated group converts.
   ScopedEnv on("MINFER_CPU_CHANNELS_LAST", "1");
   for_each_isa([](cpu::Isa) {
-    std::mt19937 rng(9);
-    Graph g;
-    GraphBuilder b(g);
-    Value* x = b.input("x", DType::f32, Shape{2, 24, 9, 8});
-    Attributes dilated = clip_attrs(0, 6);
-    dilated.set("dilations", std::vector<int64_t>{2, 2});
-    Value* h = fused_conv(b, "dw1", x, 24, 24, 5, 1, true, rng, dilated);
-    Value* y = fused_conv(b, "project1", h, 24, 8, 1, 1, false, rng);
-    h = fused_conv(b, "expand2", y, 8, 24, 1, 1, false, rng, clip_attrs(0, 6));
-    h = fused_conv(b, "dw2", h, 24, 24, 3, 1, true, rng, dilated);
-    b.output(fused_conv(b, "project2", h, 24, 8, 1, 1, false, rng, {}, y));
-    const Tensor xt = random_tensor({2, 24, 9, 8}, rng);
-    for (int threads : {1, 3}) {
-      Graph optimized;
-      const NamedTensors want = run(clone_graph(g), 0, 1, xt);
-      const NamedTensors got = run(clone_graph(g), 2, threads, xt, &optimized);
-      std::map<std::string, int> ops = op_histogram(optimized);
-      CHECK(ops["NhwcConv"] == 5);
-      CHECK(ops["Transpose"] == 2);
-      CHECK(optimized.find_node("dw1")->attrs.get_int("nchw_input", 0) == 0);
-      require_close(got.begin()->second, want.begin()->second, 1e-5, 1e-5);
+    for (const auto& [h, w] : {std::pair<int64_t, int64_t>{9, 8}, {33, 33}}) {
+      std::mt19937 rng(9);
+      const Graph g = dilated_blocks(h, w, 2, rng);
+      const Tensor xt = random_tensor({2, 24, h, w}, rng);
+      for (int threads : {1, 3}) {
+        INFO("plane " << h << "x" << w << ", threads " << threads);
+        Graph optimized;
+        const NamedTensors want = run(clone_graph(g), 0, 1, xt);
+        const NamedTensors got = run(clone_graph(g), 2, threads, xt, &optimized);
+        std::map<std::string, int> ops = op_histogram(optimized);
+        CHECK(ops["NhwcConv"] == 5);
+        CHECK(ops["Transpose"] == 2);
+        CHECK(optimized.find_node("dw1")->attrs.get_int("nchw_input", 0) == 0);
+        require_close(got.begin()->second, want.begin()->second, 1e-5, 1e-5);
+      }
     }
+    std::mt19937 rng(9);
+    Graph optimized;
+    run(dilated_blocks(33, 33, 1, rng), 2, 1, random_tensor({2, 24, 33, 33}, rng), &optimized);
+    CHECK(op_histogram(optimized)["NhwcConv"] == 0);
   });
 }
 

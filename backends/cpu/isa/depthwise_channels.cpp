@@ -316,28 +316,62 @@ __attribute__((always_inline)) inline void nhwc_border(const NhwcRow& g, const V
   nhwc_finish<Tail>(g, acc, q);
 }
 
-// Output columns [qa, qb) of row r of a dilated conv (a.d > 1), one pixel at a time, each tap
-// checked against the plane (g: the group at channel m0, its weights, bias and mask set).
+// A dilated conv's output column q: tap rows [i0, i1) inside the plane (top: tap row 0's input
+// row), its tap columns checked against the row.
+template <int K, int S, bool Tail>
+__attribute__((always_inline)) inline VecW dilated_pixel(const DepthwiseNhwc& a, const NhwcRow& g,
+                                                         int64_t m0, int64_t top, int i0, int i1,
+                                                         int64_t q) {
+  const int64_t d = a.d, left = q * S - K / 2 * d;
+  VecW acc = g.bias;
+  for (int i = i0; i < i1; ++i) {
+    const float* row = a.x + (top + i * d) * a.w * a.c + m0;
+#pragma GCC unroll 5
+    for (int j = 0; j < K; ++j) {
+      const int64_t iw = left + j * d;
+      if (iw >= 0 && iw < a.w) acc += g.wt[i * K + j] * load_lanes<Tail>(row + iw * a.c, g.mask);
+    }
+  }
+  return acc;
+}
+
+// Output columns [qa, qb) of row r of a dilated conv (a.d > 1; g: the group at channel m0, its
+// weights, bias and mask set). Where every tap column lies inside the row, kDilatedPixels
+// columns at a time on independent sums (a pixel's taps alone are one chain of dependent FMAs);
+// the others one at a time.
+constexpr int kDilatedPixels = 4;
 template <int K, int S, bool Tail>
 void dilated_cols(const DepthwiseNhwc& a, const NhwcRow& g, int64_t m0, int64_t r, int64_t qa,
                   int64_t qb) {
-  const int64_t d = a.d, top = r * S - K / 2 * d;
-  for (int64_t q = qa; q < qb; ++q) {
-    const int64_t left = q * S - K / 2 * d;
-    VecW acc = g.bias;
-#pragma GCC unroll 5
-    for (int i = 0; i < K; ++i) {
-      const int64_t ih = top + i * d;
-      if (ih < 0 || ih >= a.h) continue;
-      const float* row = a.x + ih * a.w * a.c + m0;
+  constexpr int Px = kDilatedPixels;
+  const int64_t d = a.d, p = K / 2 * d, top = r * S - p;
+  // The tap rows inside the plane, and the columns [in0, in1) whose taps all lie inside the row.
+  const int i0 = top >= 0 ? 0 : int(min64(K, (d - 1 - top) / d));
+  const int i1 = top >= a.h ? i0 : int(max64(i0, min64(K, (a.h - 1 - top) / d + 1)));
+  const int64_t in0 = (p + S - 1) / S, last = a.w - 1 + p - (K - 1) * d;
+  const int64_t in1 = min64(qb, last >= 0 ? last / S + 1 : 0);
+  int64_t q = qa;
+  for (; q < qb && q < in0; ++q)
+    nhwc_finish<Tail>(g, dilated_pixel<K, S, Tail>(a, g, m0, top, i0, i1, q), q);
+  for (; q + Px <= in1; q += Px) {
+    VecW acc[Px];
+#pragma GCC unroll 4
+    for (int x = 0; x < Px; ++x) acc[x] = g.bias;
+    for (int i = i0; i < i1; ++i) {
+      const float* row = a.x + ((top + i * d) * a.w + q * S - p) * a.c + m0;
 #pragma GCC unroll 5
       for (int j = 0; j < K; ++j) {
-        const int64_t iw = left + j * d;
-        if (iw >= 0 && iw < a.w) acc += g.wt[i * K + j] * load_lanes<Tail>(row + iw * a.c, g.mask);
+        const VecW w = g.wt[i * K + j];
+#pragma GCC unroll 4
+        for (int x = 0; x < Px; ++x)
+          acc[x] += w * load_lanes<Tail>(row + (x * S + j * d) * a.c, g.mask);
       }
     }
-    nhwc_finish<Tail>(g, acc, q);
+#pragma GCC unroll 4
+    for (int x = 0; x < Px; ++x) nhwc_finish<Tail>(g, acc[x], q + x);
   }
+  for (; q < qb; ++q)
+    nhwc_finish<Tail>(g, dilated_pixel<K, S, Tail>(a, g, m0, top, i0, i1, q), q);
 }
 
 // Output columns [qa, qb) of a row; [in0, in1): the columns with every tap inside the row.
