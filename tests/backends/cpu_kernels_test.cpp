@@ -787,6 +787,15 @@ TEST_CASE("cpu MaxPool and AveragePool match the reference", "[cpu]") {
     check_op({"MaxPool", stem, {in({2, 8, 56, 56})}, threads}, "cpu-maxpool", rng);
     check_op({"AveragePool", stem, {in({2, 8, 56, 56})}, threads}, "cpu-avgpool", rng);
   }
+  // GoogLeNet's: 3x3 stride 1 on small planes, 3x3 stride 2 in ceil mode.
+  Attributes same = stem;
+  same.set("strides", std::vector<int64_t>{1, 1});
+  Attributes ceil = stem;
+  ceil.set("pads", std::vector<int64_t>{0, 0, 0, 0});
+  ceil.set("ceil_mode", int64_t{1});
+  for (const Shape& s : {Shape{1, 40, 4, 4}, Shape{1, 24, 8, 8}, Shape{1, 7, 2, 2}})
+    check_op({"MaxPool", same, {in(s)}, 2}, "cpu-maxpool", rng);
+  check_op({"MaxPool", ceil, {in({1, 16, 15, 15})}, 2}, "cpu-maxpool", rng);
 }
 
 TEST_CASE("cpu GlobalAveragePool, BatchNormalization, Softmax match the reference", "[cpu]") {
