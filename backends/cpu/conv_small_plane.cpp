@@ -49,7 +49,8 @@ bool SmallPlaneConv::pays(const Shape& s, int64_t tile_columns) {
 
 bool SmallPlaneConv::winograd_pays(const Shape& s) {
   const bool f23 = s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
-  return f23 && 3 * (16 * winograd_tiles_of(s)) <= 2 * (9 * s.oh * s.ow) && winograd_enabled();
+  return f23 && 3 * (16 * winograd_tiles_of(s)) <= 2 * (9 * s.oh * s.ow) &&
+         s.n * winograd_tiles_of(s) >= kMinWinogradTiles && winograd_enabled();
 }
 
 int64_t SmallPlaneConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {

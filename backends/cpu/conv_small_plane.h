@@ -55,7 +55,12 @@ class SmallPlaneConv {
   //   300) they stay on the tiles, where they ran 1.35x faster.
   static bool pays(const Shape& s, int64_t tile_columns);
   // Whether a conv that pays() runs as F(2x2, 3x3): 3x3 stride 1, at least a third fewer
-  // multiplications, Winograd not turned off (MINFER_CPU_WINOGRAD=0).
+  // multiplications, at least kMinWinogradTiles tiles in all images, Winograd not turned off
+  // (MINFER_CPU_WINOGRAD=0). On fewer tiles the products are matrix-vector ones that stream
+  // their weights, 16/9 of the direct product's: a 2x2 plane's 3x3 conv of 192 -> 384 channels
+  // (GoogLeNet's last stage at a 64x64 input) ran 1.5x faster direct, 512 -> 512 1.6x, at 1
+  // thread of a Zen 5; a 2x4 plane (2 tiles) even, 4x4 (4 tiles) 1.4x faster as F(2x2, 3x3).
+  static constexpr int64_t kMinWinogradTiles = 4;
   static bool winograd_pays(const Shape& s);
 
   // Packs W [M, C, kh, kw] as W^T with tap-major k (shared through ctx with the session's other

@@ -49,6 +49,10 @@ const SmallCase kCases[] = {
      true, false, 1},
     {"3x3 on 2x2, 32 channels, batch 2, residual and Clip", {2, 128, 2, 2}, {32, 128, 3, 3},
      {1, 1}, {1, 1, 1, 1}, true, true, 2},
+    // One F(2x2, 3x3) tile in each of 4 images: enough tiles; in one image: the direct product.
+    {"3x3 on 2x2, batch 4", {4, 128, 2, 2}, {32, 128, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, false, 1},
+    {"3x3 on 2x2, batch 1 (GoogLeNet's last stage at 64x64)", {1, 192, 2, 2}, {96, 192, 3, 3},
+     {1, 1}, {1, 1, 1, 1}, true, false, 1},
     {"5x5 on 3x3 (9 of 16 lanes), 16 channels (one vector), no bias", {1, 64, 3, 3},
      {16, 64, 5, 5}, {1, 1}, {2, 2, 2, 2}, false, false, 0},
     {"1x1 on 2x2 (4 of 16 lanes) to 128 channels, residual and Relu", {1, 672, 2, 2},
@@ -57,6 +61,12 @@ const SmallCase kCases[] = {
 
 bool is_3x3_stride_1(const SmallCase& c) {
   return c.w[2] == 3 && c.w[3] == 3 && c.strides[0] == 1 && c.strides[1] == 1;
+}
+
+// F(2x2, 3x3) where it has enough tiles (2x2 outputs, in all images) to reuse its weights.
+bool takes_winograd(const SmallCase& c, const Shape& ys) {
+  return is_3x3_stride_1(c) && c.x[0] * ((ys[2] + 1) / 2) * ((ys[3] + 1) / 2) >=
+                                   cpu::SmallPlaneConv::kMinWinogradTiles;
 }
 
 Node fused_conv(const SmallCase& c) {
@@ -166,13 +176,14 @@ TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
       const Shape ys = output_shape(c);
       const std::vector<Tensor> in = make_inputs(c, ys, rng);
       const Tensor want = expected(c, in);
-      check_path(c, in, ys, want, is_3x3_stride_1(c) ? "small-plane winograd " : "small-plane ");
-      if (is_3x3_stride_1(c)) {
+      const bool winograd = takes_winograd(c, ys);
+      check_path(c, in, ys, want, winograd ? "small-plane winograd " : "small-plane ");
+      if (winograd) {
         INFO(c.what << ", where ConvGemm's tiles would not take it (Eigen's on AVX2)");
         test::ScopedEnv eigen("MINFER_CPU_CONV_GEMM_ALL", "0");
         check_path(c, in, ys, want, "small-plane winograd ");
       }
-      if (is_3x3_stride_1(c)) {
+      if (winograd) {
         // (A plane that the position tiles fill goes back to them.)
         INFO(c.what << ", MINFER_CPU_WINOGRAD=0: the direct product");
         test::ScopedEnv direct("MINFER_CPU_WINOGRAD", "0");
