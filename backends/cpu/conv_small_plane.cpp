@@ -32,7 +32,7 @@ bool small_plane_enabled() { return env_switch("MINFER_CPU_SMALL_PLANE", true); 
 
 bool SmallPlaneConv::pays(const Shape& s, int64_t tile_columns) {
   const int64_t p = s.oh * s.ow;
-  if (p > kMaxPositions || s.m == 0 || s.m % kLanes != 0) return false;
+  if (p > kMaxPositions || s.m == 0) return false;
   const int64_t k = s.c * s.kh * s.kw, moved = s.c * s.h * s.w + s.m * p;
   const bool f23 = winograd_pays(s);
   // (A plane the tiles fill, 8x8, still pays where F(2x2, 3x3) cuts the products 2.25x.)
@@ -50,7 +50,8 @@ bool SmallPlaneConv::pays(const Shape& s, int64_t tile_columns) {
 bool SmallPlaneConv::winograd_pays(const Shape& s) {
   const bool f23 = s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1;
   return f23 && 3 * (16 * winograd_tiles_of(s)) <= 2 * (9 * s.oh * s.ow) &&
-         s.n * winograd_tiles_of(s) >= kMinWinogradTiles && winograd_enabled();
+         s.n * winograd_tiles_of(s) >= kMinWinogradTiles && s.m % kLanes == 0 &&
+         winograd_enabled();
 }
 
 int64_t SmallPlaneConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {
@@ -178,7 +179,7 @@ void SmallPlaneConv::winograd_output(const float* mo, const float* b, float* out
   const int64_t M = s_.m, T = winograd_tiles();
   parallel_for(threads_for(16 * T * M, threads), T, [&](int64_t t) {
     const int64_t ty = t / tiles_w_, tx = t % tiles_w_;
-    for (int64_t m0 = 0; m0 < M; m0 += kLanes) {  // M is whole vectors (pays())
+    for (int64_t m0 = 0; m0 < M; m0 += kLanes) {  // M is whole vectors (winograd_pays())
       float s[2][4][kLanes];
       for (int j = 0; j < 4; ++j) {  // A^T m
         const float* m[4];

@@ -53,6 +53,11 @@ const SmallCase kCases[] = {
     {"3x3 on 2x2, batch 4", {4, 128, 2, 2}, {32, 128, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, false, 1},
     {"3x3 on 2x2, batch 1 (GoogLeNet's last stage at 64x64)", {1, 192, 2, 2}, {96, 192, 3, 3},
      {1, 1}, {1, 1, 1, 1}, true, false, 1},
+    // Output channels that are not whole vectors: the direct product only.
+    {"1x1 on 3x3 to 1000 channels (SqueezeNet's classifier)", {1, 512, 3, 3},
+     {1000, 512, 1, 1}, {1, 1}, {0, 0, 0, 0}, true, false, 1},
+    {"3x3 on 7x7 to 40 channels", {2, 320, 7, 7}, {40, 320, 3, 3}, {1, 1}, {1, 1, 1, 1}, true,
+     true, 3},
     {"5x5 on 3x3 (9 of 16 lanes), 16 channels (one vector), no bias", {1, 64, 3, 3},
      {16, 64, 5, 5}, {1, 1}, {2, 2, 2, 2}, false, false, 0},
     {"1x1 on 2x2 (4 of 16 lanes) to 128 channels, residual and Relu", {1, 672, 2, 2},
@@ -65,8 +70,8 @@ bool is_3x3_stride_1(const SmallCase& c) {
 
 // F(2x2, 3x3) where it has enough tiles (2x2 outputs, in all images) to reuse its weights.
 bool takes_winograd(const SmallCase& c, const Shape& ys) {
-  return is_3x3_stride_1(c) && c.x[0] * ((ys[2] + 1) / 2) * ((ys[3] + 1) / 2) >=
-                                   cpu::SmallPlaneConv::kMinWinogradTiles;
+  return is_3x3_stride_1(c) && c.w[0] % 16 == 0 &&
+         c.x[0] * ((ys[2] + 1) / 2) * ((ys[3] + 1) / 2) >= cpu::SmallPlaneConv::kMinWinogradTiles;
 }
 
 Node fused_conv(const SmallCase& c) {
