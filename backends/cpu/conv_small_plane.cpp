@@ -14,7 +14,7 @@ namespace minfer::cpu {
 
 namespace {
 
-constexpr int64_t kMaxPositions = 64, kMinChannels = 64, kLanes = 16;
+constexpr int64_t kMaxPositions = 128, kMinChannels = 64, kLanes = 16;
 constexpr int64_t kMinProductsPerMove = 300;  // see pays()
 constexpr double kMinSavedPerMove = 92;        // 300 x (64 / 49 - 1): a 7x7 plane's threshold
 constexpr int64_t kBlock = 16;  // channels per transpose task
