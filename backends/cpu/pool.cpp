@@ -62,6 +62,11 @@ class PoolKernel final : public Kernel {
     rows_in_.clear();
     for (int64_t o = 0; o < oh_; ++o)
       rows_in_.push_back(taps_in(o * sh_ - pad_t_, kh_, dh_, 0, h_));
+    // The output columns whose (undilated) window lies inside the input row: from
+    // ceil(pad_l / sw) to the last whose last column, q * sw - pad_l + kw - 1, is inside.
+    const int64_t last = w_ - kw_ + pad_l_;
+    inside_.lo = std::min(ow_, (pad_l_ + sw_ - 1) / sw_);
+    inside_.hi = std::clamp<int64_t>(last >= 0 ? last / sw_ + 1 : 0, inside_.lo, ow_);
     prepare_flat();
     threads_ = std::max(1, ctx.threads);
     ctx.workspace_bytes = size_t(threads_) * size_t(scratch_floats_) * sizeof(float);
@@ -175,39 +180,93 @@ class PoolKernel final : public Kernel {
 
   // The row-by-row path. rows: scratch of one input row.
   void pool_plane(const float* x, float* y, float* rows) const {
-    const float init = identity();
     for (int64_t oh = 0; oh < oh_; ++oh) {
       float* yrow = y + oh * ow_;
-      std::fill(yrow, yrow + ow_, init);
-      const TapRange rows_in = rows_in_[oh];
-      // The window's rows are combined first, whole input rows (contiguous), then its columns:
-      // kw strided passes over an output row instead of kh * kw.
-      if (rows_in.lo < rows_in.hi) {
-        const float* first = x + (oh * sh_ - pad_t_ + rows_in.lo * dh_) * w_;
-        if (max_)  // max(-inf, x) as tap_row: a NaN is passed over, as it was tap by tap
-          for (int64_t c = 0; c < w_; ++c) rows[c] = std::max(init, first[c]);
-        else
-          std::copy(first, first + w_, rows);
-        for (int64_t i = rows_in.lo + 1; i < rows_in.hi; ++i) {
-          const float* xrow = x + (oh * sh_ - pad_t_ + i * dh_) * w_;
-          if (max_)
-            for (int64_t c = 0; c < w_; ++c) rows[c] = std::max(rows[c], xrow[c]);
-          else
-            for (int64_t c = 0; c < w_; ++c) rows[c] += xrow[c];
-        }
-        const float* xrow = rows;
-        for (const ColumnTap& t : col_taps_) {
-          // Constant strides 1 and 2 (nearly all pools) let the compiler vectorize.
-          if (sw_ == 1)
-            tap_row<1>(xrow, t.offset, yrow, t.lo, t.hi);
-          else if (sw_ == 2)
-            tap_row<2>(xrow, t.offset, yrow, t.lo, t.hi);
-          else
-            tap_row<0>(xrow, t.offset, yrow, t.lo, t.hi);
-        }
+      const TapRange t = rows_in_[oh];
+      if (t.lo >= t.hi) {  // all padding
+        std::fill(yrow, yrow + ow_, identity());
+        continue;
       }
+      combine_rows(x + (oh * sh_ - pad_t_ + t.lo * dh_) * w_, dh_ * w_, t.hi - t.lo, rows);
+      combine_columns(rows, yrow);
     }
     if (!max_) divide(y);
+  }
+
+  // rows[c] = the combination of the n input rows from a, `step` floats apart: the first 3 in
+  // one pass (not a pass per row, each reading and writing rows again). For max, from
+  // -inf: a NaN is passed over, as it was tap by tap.
+  void combine_rows(const float* a, int64_t step, int64_t n, float* rows) const {
+    const float init = identity();
+    const float *b = a + step, *c = b + step;
+    if (max_ && n >= 3)
+      for (int64_t i = 0; i < w_; ++i)
+        rows[i] = std::max(std::max(std::max(init, a[i]), b[i]), c[i]);
+    else if (max_ && n == 2)
+      for (int64_t i = 0; i < w_; ++i) rows[i] = std::max(std::max(init, a[i]), b[i]);
+    else if (n >= 3)
+      for (int64_t i = 0; i < w_; ++i) rows[i] = a[i] + b[i] + c[i];
+    else if (n == 2)
+      for (int64_t i = 0; i < w_; ++i) rows[i] = a[i] + b[i];
+    else if (max_)
+      for (int64_t i = 0; i < w_; ++i) rows[i] = std::max(init, a[i]);
+    else
+      std::copy(a, a + w_, rows);
+    for (int64_t r = 3; r < n; ++r) {
+      const float* row = a + r * step;
+      for (int64_t i = 0; i < w_; ++i)
+        rows[i] = max_ ? std::max(rows[i], row[i]) : rows[i] + row[i];
+    }
+  }
+
+  // yrow[q] = the combination of the row's window columns. Undilated windows of up to 3
+  // columns at stride 1 or 2: the columns whose window lies inside the row in one pass, the few
+  // others (by the padding) one by one; other windows tap by tap over whole output rows.
+  void combine_columns(const float* r, float* yrow) const {
+    if (dw_ == 1 && kw_ <= 3 && (sw_ == 1 || sw_ == 2)) {
+      if (kw_ == 3) return sw_ == 1 ? columns<3, 1>(r, yrow) : columns<3, 2>(r, yrow);
+      if (kw_ == 2) return sw_ == 1 ? columns<2, 1>(r, yrow) : columns<2, 2>(r, yrow);
+      return sw_ == 1 ? columns<1, 1>(r, yrow) : columns<1, 2>(r, yrow);
+    }
+    std::fill(yrow, yrow + ow_, identity());
+    for (const ColumnTap& t : col_taps_) {
+      // Constant strides 1 and 2 (nearly all pools) let the compiler vectorize.
+      if (sw_ == 1)
+        tap_row<1>(r, t.offset, yrow, t.lo, t.hi);
+      else if (sw_ == 2)
+        tap_row<2>(r, t.offset, yrow, t.lo, t.hi);
+      else
+        tap_row<0>(r, t.offset, yrow, t.lo, t.hi);
+    }
+  }
+
+  template <int K, int S>
+  void columns(const float* r, float* yrow) const {
+    auto border = [&](int64_t q) {
+      float v = identity();
+      for (int64_t j = 0; j < K; ++j) {
+        const int64_t c = q * S - pad_l_ + j;
+        if (c >= 0 && c < w_) v = max_ ? std::max(v, r[c]) : v + r[c];
+      }
+      yrow[q] = v;
+    };
+    for (int64_t q = 0; q < inside_.lo; ++q) border(q);
+    const float* p = r - pad_l_;  // (r's NaNs are gone: the taps combine as they come)
+    if (max_)
+      for (int64_t q = inside_.lo; q < inside_.hi; ++q) {
+        float v = p[q * S];
+        if constexpr (K > 1) v = std::max(v, p[q * S + 1]);
+        if constexpr (K > 2) v = std::max(v, p[q * S + 2]);
+        yrow[q] = v;
+      }
+    else
+      for (int64_t q = inside_.lo; q < inside_.hi; ++q) {
+        float v = p[q * S];
+        if constexpr (K > 1) v += p[q * S + 1];
+        if constexpr (K > 2) v += p[q * S + 2];
+        yrow[q] = v;
+      }
+    for (int64_t q = inside_.hi; q < ow_; ++q) border(q);
   }
 
   // yrow[ow] = max(yrow[ow], xrow[ow * stride + offset]) (or +=) for ow in [lo, hi).
@@ -231,6 +290,7 @@ class PoolKernel final : public Kernel {
   };
   std::vector<ColumnTap> col_taps_;   // the column taps that reach the image
   std::vector<TapRange> rows_in_;     // per output row, its row taps inside the image
+  TapRange inside_;                   // the output columns whose window lies inside a row
   std::vector<int64_t> rows_, cols_;  // AveragePool: taps counted per output row / column
   bool flat_ = false;                 // the flat path
   int64_t block_planes_ = 1, slack_rows_ = 0, slack_cols_ = 0;
