@@ -68,7 +68,9 @@ class PoolKernel final : public Kernel {
     inside_.lo = std::min(ow_, (pad_l_ + sw_ - 1) / sw_);
     inside_.hi = std::clamp<int64_t>(last >= 0 ? last / sw_ + 1 : 0, inside_.lo, ow_);
     prepare_flat();
+    // The row path's scratch: one input row per part.
     threads_ = std::max(1, ctx.threads);
+    scratch_floats_ = flat_ ? 0 : w_;
     ctx.workspace_bytes = size_t(threads_) * size_t(scratch_floats_) * sizeof(float);
     if (max_) return;
     // Divisors: taps inside the image, or (count_include_pad) inside image + pads.
@@ -89,7 +91,7 @@ class PoolKernel final : public Kernel {
     float* y = ctx.outputs[0]->data<float>();
     float* workspace = static_cast<float*>(ctx.workspace);
     const int64_t work = planes_ * oh_ * ow_ * kh_ * kw_;
-    // Equal parts of the planes (equal work each; flat: of the blocks), scratch per part.
+    // Equal parts of the planes (equal work each; flat: of the blocks).
     const int threads = threads_for(work, std::clamp(ctx.threads, 1, threads_));
     parallel_region(threads, [&](int part, int parts) {
       float* scratch = workspace + part * scratch_floats_;
@@ -98,7 +100,7 @@ class PoolKernel final : public Kernel {
         for (int64_t b = split_begin(blocks, parts, part); b < split_begin(blocks, parts, part + 1);
              ++b) {
           const int64_t p0 = b * block_planes_, n = std::min(block_planes_, planes_ - p0);
-          pool_flat(x + p0 * h_ * w_, y + p0 * h_ * w_, n, scratch);
+          pool_flat(x + p0 * h_ * w_, y + p0 * h_ * w_, n);
         }
         return;
       }
@@ -117,9 +119,8 @@ class PoolKernel final : public Kernel {
   void prepare_flat() {
     const int64_t hw = h_ * w_;
     flat_ = sh_ == 1 && sw_ == 1 && dh_ == 1 && dw_ == 1 && oh_ == h_ && ow_ == w_ && hw > 0;
-    scratch_floats_ = w_;  // the row path's row
     if (!flat_) return;
-    block_planes_ = std::max<int64_t>(1, kFlatFloats / hw);
+    block_planes_ = std::clamp<int64_t>(kFlatFloats / hw, 1, planes_);
     const int64_t n = block_planes_ * hw;
     row_inside_.assign(size_t(kh_ * n), 0);
     col_inside_.assign(size_t(kw_ * n), 0);
@@ -130,43 +131,28 @@ class PoolKernel final : public Kernel {
       for (int64_t j = 0; j < kw_; ++j)
         col_inside_[size_t(j * n + f)] = c - pad_l_ + j >= 0 && c - pad_l_ + j < w_ ? -1 : 0;
     }
-    // The block's copy, with the rows the taps reach before and after it, then the rows
-    // combined, with the columns the taps reach before and after.
-    slack_rows_ = std::max(pad_t_, kh_ - 1 - pad_t_) * w_;
-    slack_cols_ = std::max(pad_l_, kw_ - 1 - pad_l_);
-    scratch_floats_ = std::max(scratch_floats_, (n + 2 * slack_rows_) + (n + 2 * slack_cols_));
   }
 
-  // n planes (at most block_planes_) flat: y = the pool of x, both [n, h, w].
-  void pool_flat(const float* x, float* y, int64_t n, float* scratch) const {
+  // n planes (at most block_planes_) flat: y = the pool of x, both [n, h, w]. Each tap is one
+  // pass over them, reading x only where the tap lies inside the plane (the compiler's masked
+  // loads), so that nothing is copied and no scratch is needed.
+  void pool_flat(const float* x, float* y, int64_t n) const {
     const int64_t count = n * h_ * w_, block = block_planes_ * h_ * w_;
-    const float init = identity();
-    float* xs = scratch + slack_rows_;  // x, the slack around it never selected
-    float* v = scratch + block + 2 * slack_rows_ + slack_cols_;
-    std::fill(scratch, xs, 0.f);
-    std::copy(x, x + count, xs);
-    std::fill(xs + count, xs + count + slack_rows_, 0.f);
-    std::fill(v - slack_cols_, v, 0.f);
-    std::fill(v + count, v + count + slack_cols_, 0.f);
-    // v = the rows' combination: tap i reads row r - pad_t + i.
-    std::fill(v, v + count, init);
+    std::fill(y, y + count, identity());
     for (int64_t i = 0; i < kh_; ++i)
-      combine_masked(v, xs + (i - pad_t_) * w_, row_inside_.data() + i * block, count);
-    // y = the columns' combination of v.
-    std::fill(y, y + count, init);
-    for (int64_t j = 0; j < kw_; ++j)
-      combine_masked(y, v + (j - pad_l_), col_inside_.data() + j * block, count);
+      for (int64_t j = 0; j < kw_; ++j) {
+        const int32_t* row = row_inside_.data() + i * block;
+        const int32_t* col = col_inside_.data() + j * block;
+        const int64_t offset = (i - pad_t_) * w_ + (j - pad_l_);
+        // (A NaN in x is passed over, as std::max passes it.)
+        if (max_)
+          for (int64_t f = 0; f < count; ++f)
+            y[f] = (row[f] & col[f]) ? std::max(y[f], x[f + offset]) : y[f];
+        else
+          for (int64_t f = 0; f < count; ++f) y[f] += (row[f] & col[f]) ? x[f + offset] : 0.f;
+      }
     if (!max_)
       for (int64_t p = 0; p < n; ++p) divide(y + p * h_ * w_);
-  }
-
-  // a[f] = max(a[f], b[f]) (a NaN in b passed over, as std::max does), or a[f] += b[f], where
-  // inside[f]; the loads unconditional, so that the loop vectorizes (b may read the slack).
-  void combine_masked(float* a, const float* b, const int32_t* inside, int64_t n) const {
-    if (max_)
-      for (int64_t f = 0; f < n; ++f) a[f] = inside[f] ? std::max(a[f], b[f]) : a[f];
-    else
-      for (int64_t f = 0; f < n; ++f) a[f] += inside[f] ? b[f] : 0.f;
   }
 
   // AveragePool: one plane's sums divided by their windows' counts.
@@ -293,9 +279,9 @@ class PoolKernel final : public Kernel {
   TapRange inside_;                   // the output columns whose window lies inside a row
   std::vector<int64_t> rows_, cols_;  // AveragePool: taps counted per output row / column
   bool flat_ = false;                 // the flat path
-  int64_t block_planes_ = 1, slack_rows_ = 0, slack_cols_ = 0;
+  int64_t block_planes_ = 1;
   std::vector<int32_t> row_inside_, col_inside_;  // per tap, a block's positions: -1 inside
-  int64_t scratch_floats_ = 0;                    // per part
+  int64_t scratch_floats_ = 0;                    // per part (the row path's)
   int threads_ = 1;                               // the most parts a run has
 };
 
