@@ -185,6 +185,17 @@ void ConvKernel::prepare(PrepareContext& ctx) {
     return;
   }
 
+  // Dilated 3x3 convs as Winograd on their phase planes (winograd_dilated.h).
+  if (method_ == Method::Im2col && two_d && d.group == 1 && act_.is_clamp() && weight_.defined() &&
+      DilatedWinograd::pays(shape)) {
+    method_ = Method::DilatedWinograd;
+    packed_ = std::make_shared<const std::vector<PackedWeights>>();
+    slice_floats_ = dilated_winograd_.prepare(ctx, shape, weight_.data<float>(), has_residual_,
+                                              threads_);
+    ctx.workspace_bytes = size_t(slice_floats_) * sizeof(float);  // one for all threads
+    return;
+  }
+
   // Dilated convs whose taps read mostly padding, only the taps that read the input
   // (conv_regions.h).
   if (method_ == Method::Im2col && two_d && d.group == 1 && !has_residual_ && weight_.defined() &&
@@ -336,6 +347,9 @@ void ConvKernel::run(RunContext& ctx) const {
     small_plane_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
   else if (method_ == Method::Strided)
     strided_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace), threads);
+  else if (method_ == Method::DilatedWinograd)
+    dilated_winograd_.run(op.x, op.b, op.z, op.y, act_, static_cast<float*>(ctx.workspace),
+                          threads);
   else if (method_ == Method::Regions)
     regions_.run(op.x, op.b, op.y, act_, static_cast<float*>(ctx.workspace), threads);
   else if (depthwise_channels_)
@@ -357,6 +371,9 @@ std::string ConvKernel::variant() const {
   if (method_ == Method::Vector) return std::string("vector ") + isa_name(vector_->isa());
   if (method_ == Method::Strided) return std::string("strided ") + isa_name(strided_.isa());
   if (method_ == Method::Regions) return std::string("regions ") + isa_name(regions_.isa());
+  if (method_ == Method::DilatedWinograd)
+    return dilated_winograd_.isa() ? std::string("winograd-dilated ") + dilated_winograd_.isa()
+                                   : "winograd-dilated";
   // ConvGemm's tiles and the depthwise kernels say their ISA level (the other paths are
   // Eigen's, built for the baseline).
   if (depthwise_plane_ && depthwise_isa_ >= 0)

@@ -33,7 +33,9 @@
 // [N, C] with W^T: PackedRhs's tiles with the output channels in the lanes ("vector <isa>"),
 // where ConvGemm's tiles would spend all but one of their columns on nothing. Dilated convs
 // whose taps read mostly padding (a DeepLabv3's ASPP) sum only the taps that read the input,
-// rectangle by rectangle of the output (conv_regions.h; "regions <isa>").
+// rectangle by rectangle of the output (conv_regions.h; "regions <isa>"); dilated 3x3 convs
+// with large enough phase planes (FCN's and DeepLabv3's ResNet stages) run Winograd on them
+// (winograd_dilated.h; "winograd-dilated <isa>").
 #pragma once
 
 #include <cstdint>
@@ -49,6 +51,7 @@
 #include "backends/cpu/packed_gemm.h"
 #include "backends/cpu/packed_rhs_gemm.h"
 #include "backends/cpu/winograd.h"
+#include "backends/cpu/winograd_dilated.h"
 #include "minfer/kernel.h"
 
 namespace minfer::cpu {
@@ -63,7 +66,17 @@ class ConvKernel final : public Kernel {
   std::string variant() const override;  // "winograd", "direct <isa>" (ConvGemm), else empty
 
  private:
-  enum class Method { Gemm1x1, Im2col, Depthwise, Winograd, SmallPlane, Strided, Regions, Vector };
+  enum class Method {
+    Gemm1x1,
+    Im2col,
+    Depthwise,
+    Winograd,
+    DilatedWinograd,
+    SmallPlane,
+    Strided,
+    Regions,
+    Vector
+  };
 
   // The convolution's geometry (a 1-D conv has h = oh = kh = 1), sizes in elements.
   struct Dims {
@@ -120,6 +133,7 @@ class ConvKernel final : public Kernel {
   SmallPlaneConv small_plane_;                  // Method::SmallPlane's
   StridedConv strided_;                         // Method::Strided's
   RegionConv regions_;                          // Method::Regions's
+  DilatedWinograd dilated_winograd_;            // Method::DilatedWinograd's
   Activation act_;
   int64_t tile_cols_ = 0;                      // output positions per tile (run() may rebalance)
   int threads_ = 1;                            // workspace is sized for this many threads

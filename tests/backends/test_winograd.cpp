@@ -30,6 +30,7 @@ struct WinoCase {
   std::vector<int64_t> pads;  // top, left, bottom, right
   bool bias, residual;
   int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75] * the output's scale
+  int64_t d = 1;  // the dilation (winograd_dilated.h: d * d phase planes)
 };
 
 using Result = test::ConvRun;
@@ -43,6 +44,7 @@ Result run_conv(const WinoCase& c, const std::vector<Tensor>& inputs, const Shap
   node.domain = kMinferDomain;
   node.attrs.set("strides", std::vector<int64_t>{1, 1});
   node.attrs.set("pads", c.pads);
+  if (c.d != 1) node.attrs.set("dilations", std::vector<int64_t>{c.d, c.d});
   if (c.act == 1) node.attrs.set("activation", std::string("Relu"));
   if (c.act == 2) {
     node.attrs.set("activation", std::string("Clip"));
@@ -66,10 +68,10 @@ std::vector<double> exact_conv(const WinoCase& c, const std::vector<Tensor>& in,
           double s = c.bias ? double(in[2].data<float>()[o]) : 0.0;
           for (int64_t k = 0; k < ch; ++k)
             for (int64_t di = 0; di < 3; ++di) {
-              const int64_t ih = i + di - c.pads[0];
+              const int64_t ih = i + di * c.d - c.pads[0];
               if (ih < 0 || ih >= h) continue;
               for (int64_t dj = 0; dj < 3; ++dj) {
-                const int64_t iw = j + dj - c.pads[1];
+                const int64_t iw = j + dj * c.d - c.pads[1];
                 if (iw < 0 || iw >= w) continue;
                 s += double(x[((b * ch + k) * h + ih) * w + iw]) *
                      double(wt[((o * ch + k) * 3 + di) * 3 + dj]);
@@ -105,7 +107,8 @@ double check_case(const WinoCase& c, int threads, bool expect_winograd, std::mt1
   in.push_back(test::random_tensor(c.x, rng));
   in.push_back(test::random_tensor(Shape{c.m, c.x[1], 3, 3}, rng));
   in.push_back(c.bias ? test::random_tensor(Shape{c.m}, rng) : Tensor());
-  const Shape ys{c.x[0], c.m, c.x[2] + c.pads[0] + c.pads[2] - 2, c.x[3] + c.pads[1] + c.pads[3] - 2};
+  const Shape ys{c.x[0], c.m, c.x[2] + c.pads[0] + c.pads[2] - 2 * c.d,
+                 c.x[3] + c.pads[1] + c.pads[3] - 2 * c.d};
   if (c.residual) in.push_back(test::random_tensor(ys, rng));
   const std::vector<double> exact = exact_conv(c, in, ys);
   double scale = 0;
@@ -146,6 +149,32 @@ TEST_CASE("cpu Conv Winograd F(4x4,3x3) matches a float64 convolution", "[cpu][w
   });
   CAPTURE(worst);  // shown with -s: the measured bound
   CHECK(worst > 0);
+}
+
+TEST_CASE("cpu Conv runs dilated 3x3 convs as Winograd on their phase planes",
+          "[cpu][winograd]") {
+  // FCN's and DeepLabv3's ResNet stages: dilation 2 and 4 with as much padding; planes that are
+  // not multiples of the dilation (phases of different sizes, extended with zeros).
+  const WinoCase cases[] = {
+      {"dilation 2 on 30x30, residual and Relu", {1, 32, 30, 30}, 32, {2, 2, 2, 2}, true, true, 1,
+       2},
+      {"dilation 2 on 29x31, batch 2, Clip", {2, 33, 29, 31}, 40, {2, 2, 2, 2}, true, false, 2,
+       2},
+      {"dilation 4 on 57x60, no bias", {1, 32, 57, 60}, 36, {4, 4, 4, 4}, false, false, 0, 4},
+      {"dilation 3 on 45x44, residual", {1, 40, 45, 44}, 32, {3, 3, 3, 3}, true, true, 0, 3},
+  };
+  std::mt19937 rng(65);
+  test::for_each_isa([&](cpu::Isa) {
+    for (int threads : {1, 2, 3})
+      for (const WinoCase& c : cases) {
+        INFO(c.what << ", threads " << threads);
+        CHECK(check_case(c, threads, true, rng) <= kRelBound);
+      }
+    // Phase planes below Winograd's 14x14 stay on the direct product.
+    const WinoCase small{"dilation 2 on 20x20", {1, 32, 20, 20}, 32, {2, 2, 2, 2},
+                         true, false, 0, 2};
+    CHECK(check_case(small, 2, false, rng) <= kRelBound);
+  });
 }
 
 TEST_CASE("MINFER_CPU_WINOGRAD=0 falls back to im2col with the same results", "[cpu][winograd]") {
