@@ -96,6 +96,10 @@ class ResizeKernel final : public Kernel {
     for (int64_t o = 0; o < out_h_; ++o) {
       float* dst = y + o * out_w_;
       const int64_t k0 = rows_.begin[o], k1 = rows_.begin[o + 1];
+      if (k0 == k1) {  // (cubic, exclude_outside: every tap with a weight outside the input)
+        std::fill(dst, dst + out_w_, 0.f);
+        continue;
+      }
       const float w0 = rows_.weight[k0];
       const float* s0 = scratch + rows_.index[k0] * out_w_;
       for (int64_t j = 0; j < out_w_; ++j) dst[j] = w0 * s0[j];

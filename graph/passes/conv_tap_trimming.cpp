@@ -1,9 +1,9 @@
 // Conv tap trimming: kernel rows and columns that read only padding, for every output
 // position, are cut from the weight, and the pads shrink to match. Such taps multiply zeros
 // (int8: the zero point, real 0), so the output is unchanged. It happens to dilated convs on
-// planes smaller than their dilation: DeepLabv3's ASPP branches (3x3, dilation 12/24/36) on a
-// MobileNet's 4x4 to 33x33 output-stride-16 plane become 1x1 or 3x1 convs, 9x or 3x less work,
-// and the dilated depthwise 5x5 convs of its last blocks 3x3.
+// planes smaller than their dilation: DeepLabv3's ASPP branches (3x3 at rates 12, 24, 36) on
+// the 4x4 plane of a 64x64 input become 1x1 convs, 9x less work (at 520x520, 33x33, the rate-36
+// one), and the dilated 5x5 depthwise convs of its last MobileNet blocks there 3x3.
 #include <algorithm>
 #include <cstring>
 
