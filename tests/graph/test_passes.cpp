@@ -536,6 +536,46 @@ TEST_CASE("conv-tap-trimming: kernel rows and columns that read only padding are
   require_same_outputs(dilated_conv_graph, 2);
 }
 
+TEST_CASE("conv-tap-trimming: a 1-D conv and a 3-D one", "[passes]") {
+  // Rank 3 (a 1-D conv of length 6, rate 6: the centre tap only) and rank 5 (3x3x3 at rates
+  // 1, 4, 1 on 2x3x4: the depth dim trimmed to its centre, the others kept).
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> dilations, pads, trimmed;
+  };
+  const Case cases[] = {{{2, 3, 6}, {4, 3, 3}, {6}, {6, 6}, {4, 3, 1}},
+                        {{1, 2, 2, 3, 4}, {3, 2, 3, 3, 3}, {4, 1, 1}, {4, 1, 1, 4, 1, 1},
+                         {3, 2, 1, 3, 3}}};
+  for (const Case& c : cases) {
+    INFO("input " << c.x.to_string());
+    auto make = [&] {
+      std::mt19937 rng(4);
+      Graph g;
+      GraphBuilder b(g);
+      Attributes a;
+      a.set("dilations", c.dilations);
+      a.set("pads", c.pads);
+      b.output(b.op("Conv", "conv",
+                    {b.input("x", DType::f32, c.x),
+                     b.constant("w", random_tensor(c.w, rng, -0.3f, 0.3f))},
+                    a));
+      return g;
+    };
+    Graph g = make();
+    g.infer_shapes();
+    optimize(g, SessionOptions{});
+    for (const Node* n : g.topo_order())
+      if (n->op_type == "Conv" || n->op_type == "FusedConv")
+        CHECK(n->input(1)->constant->shape() == Shape(c.trimmed));
+    std::mt19937 rng(5);
+    const Tensor x = random_tensor(c.x, rng);
+    SessionOptions plain;
+    plain.optimization_level = 0;
+    Session before(make(), plain), after(make());
+    require_close(after.run_one(x), before.run_one(x), 1e-5, 1e-5);
+  }
+}
+
 TEST_CASE("conv-tap-trimming keeps int8 convs bit-exact", "[passes][int8]") {
   std::mt19937 rng(9);
   Graph g = dilated_conv_graph();
