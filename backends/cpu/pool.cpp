@@ -1,14 +1,15 @@
 // Pooling fp32 kernels on NCHW: MaxPool, AveragePool (1-D and 2-D) and GlobalAveragePool.
 //
-// A window's input rows are combined first (whole rows), then its columns are walked tap by
-// tap over whole output rows: for each column tap the output columns whose input lies inside
-// the image form one range, so the inner loop has no bounds checks.
+// Row by row: a window's input rows are combined first (whole rows, up to 3 in one pass), then
+// its columns, the output columns whose window lies inside the row in one pass (undilated
+// windows of up to 3 columns at stride 1 or 2), the others tap by tap, each column tap over the
+// range of output columns whose input lies inside the image: no bounds checks in the loops.
 //
-// Stride-1 undilated pools whose output is the input's size (3x3 with 1 of padding: GoogLeNet's
-// and Inception's branch pools) instead run flat over blocks of whole planes: each row tap, then
-// each column tap, is one pass over the block with a per-position mask of the taps inside the
-// plane (the same for every plane). On 4x4 to 8x8 planes the rows of 4 to 8 floats left the
-// row-by-row loops mostly overhead: 3 to 4x ONNX Runtime's time.
+// Stride-1 undilated pools whose output is the input's size, on planes of up to 32x32 (3x3
+// with 1 of padding: GoogLeNet's and Inception's branch pools at small inputs), instead run
+// flat over blocks of whole planes: each tap is one pass over the block, masked per position to
+// where the tap lies inside the plane (the same mask for every plane). On 4x4 to 8x8 planes the
+// rows of 4 to 8 floats left the row-by-row loops mostly overhead: 3 to 4x ONNX Runtime's time.
 #include <Eigen/Core>
 #include <algorithm>
 #include <limits>
@@ -113,14 +114,17 @@ class PoolKernel final : public Kernel {
  private:
   float identity() const { return max_ ? -std::numeric_limits<float>::infinity() : 0.f; }
 
-  // The flat path's plan (see the top): blocks of planes of about kFlatFloats, and per row tap
-  // i (column tap j) the positions of a block whose tap lies inside the plane.
+  // The flat path's plan (see the top), for planes of up to kFlatFloats (larger ones have rows
+  // long enough for the row path, which passes over them twice, not once per tap): blocks of
+  // planes of about kFlatFloats, and per row tap i (column tap j) the positions of a block
+  // whose tap lies inside the plane.
   static constexpr int64_t kFlatFloats = 1024;
   void prepare_flat() {
     const int64_t hw = h_ * w_;
-    flat_ = sh_ == 1 && sw_ == 1 && dh_ == 1 && dw_ == 1 && oh_ == h_ && ow_ == w_ && hw > 0;
+    flat_ = sh_ == 1 && sw_ == 1 && dh_ == 1 && dw_ == 1 && oh_ == h_ && ow_ == w_ && hw > 0 &&
+            hw <= kFlatFloats && planes_ > 0;
     if (!flat_) return;
-    block_planes_ = std::clamp<int64_t>(kFlatFloats / hw, 1, planes_);
+    block_planes_ = std::min(kFlatFloats / hw, planes_);
     const int64_t n = block_planes_ * hw;
     row_inside_.assign(size_t(kh_ * n), 0);
     col_inside_.assign(size_t(kw_ * n), 0);
