@@ -660,10 +660,30 @@ void ConvKernel::run_depthwise(const Operands& op, int threads) const {
   const Dims& d = d_;
   const int64_t p = d.p(), taps = d.kh * d.kw;
   const int64_t planes = d.n * d.m;
+  // A 1x1 depthwise conv (a BatchNormalization before a Relu, batchnorm-to-depthwise) is a
+  // scale and a shift per plane: one pass, then the activation while the plane is in cache.
+  const bool scale_shift = taps == 1 && d.sh == 1 && d.sw == 1 && d.pad_t == 0 &&
+                           d.pad_l == 0 && d.oh == d.h && d.ow == d.w;
   parallel_for(threads_for(planes * p * taps, threads, 1 << 15), planes, [&](int64_t plane) {
     const int64_t n = plane / d.m, m = plane % d.m;
     const float* x = op.x + (n * d.c + m / d.mg) * d.h * d.w;  // one input channel per group
     const float* w = op.w + m * taps;
+    if (scale_shift) {
+      float* y = op.y + plane * p;
+      const float* z = op.z ? op.z + plane * p : nullptr;
+      const float s = w[0], b = op.b ? op.b[m] : 0.f;
+      if (!z && act_.is_clamp()) {  // the clamp in the same pass (keeping a NaN, as Clip does)
+        const float lo = act_.enabled ? act_.lo : -INFINITY, hi = act_.enabled ? act_.hi : INFINITY;
+        for (int64_t i = 0; i < p; ++i) {
+          const float v = s * x[i] + b, c = v < lo ? lo : v;
+          y[i] = c > hi ? hi : c;
+        }
+        return;
+      }
+      for (int64_t i = 0; i < p; ++i) y[i] = s * x[i] + b + (z ? z[i] : 0.f);
+      act_.apply(y, p);
+      return;
+    }
     fill_output(op, n, m, m + 1, 0, p);
     float* y = op.y + plane * p;
     for (int64_t oh = 0; oh < d.oh; ++oh) {

@@ -1,5 +1,8 @@
 // BatchNormalization folding: y = gamma * (conv(x) + b - mean) / sqrt(var + eps) + beta
 // is a conv with weights scaled per output channel and a new bias (created if absent).
+// A BatchNormalization that follows no conv but is followed by a Relu (DenseNet's and the
+// pre-activation ResNets' BN -> Relu -> Conv) becomes a 1x1 depthwise conv (its scale and
+// shift per channel), which the Relu then fuses into: one pass over the tensor, not two.
 #include <cmath>
 
 #include "graph/passes/passes.h"
@@ -88,6 +91,34 @@ bool fold_batchnorm(Graph& g, PassLog& log) {
     Node* fused = g.add_node(n->op_type, n->name, {n->inputs[0], new_w, new_b}, 1, n->attrs);
     log.note("folded " + bn->describe() + " into " + n->describe());
     rewrite::replace_chain(g, {n, bn}, fused, removed);
+    changed = true;
+  }
+  return changed;
+}
+
+bool batchnorm_to_depthwise(Graph& g, PassLog& log) {
+  bool changed = false;
+  std::set<const Node*> removed;
+  for (Node* bn : g.topo_order()) {
+    if (removed.count(bn) || !rewrite::is_op(bn, "BatchNormalization") || bn->outputs.size() != 1)
+      continue;
+    Value* x = bn->inputs[0];
+    if (!x || !x->shape_known || x->shape.rank() != 4 || x->dtype != DType::f32 ||
+        x->shape[1] < 1 || !rewrite::is_op(rewrite::sole_user(bn->outputs[0]), "Relu"))
+      continue;
+    const int64_t channels = x->shape[1];
+    auto params = bn_params(*bn, channels);
+    if (!params) continue;
+    std::vector<float> scale(params->scale.begin(), params->scale.end());
+    Attributes a;
+    a.set("group", channels);
+    a.set("kernel_shape", std::vector<int64_t>{1, 1});
+    Value* w = g.add_constant(bn->name + ".weight_depthwise",
+                              Tensor::from_vector(scale, Shape{channels, 1, 1, 1}));
+    Value* b = g.add_constant(bn->name + ".bias_depthwise", fold_bias(nullptr, *params));
+    Node* conv = g.add_node("Conv", bn->name, {x, w, b}, 1, a);
+    log.note("made " + bn->describe() + " a 1x1 depthwise conv (the Relu after it fuses)");
+    rewrite::replace_chain(g, {bn}, conv, removed);
     changed = true;
   }
   return changed;

@@ -15,6 +15,8 @@ bool transposes_to_reshapes(Graph& g, PassLog& log);  // Transposes of dims of s
 // Conv kernel rows/columns that read only padding (dilated convs on small planes)
 bool trim_conv_taps(Graph& g, PassLog& log);
 bool fold_batchnorm(Graph& g, PassLog& log);        // Conv/Gemm + BatchNormalization
+// A BatchNormalization (not after a conv) + Relu -> a 1x1 depthwise Conv, which the Relu fuses
+bool batchnorm_to_depthwise(Graph& g, PassLog& log);
 bool fuse_conv_bias(Graph& g, PassLog& log);        // Conv + Add(per-channel constant)
 bool fuse_conv_residual(Graph& g, PassLog& log);    // Conv + Add(shortcut) [+ Relu]
 bool fuse_conv_activation(Graph& g, PassLog& log);  // Conv + Relu/Clip

@@ -25,6 +25,9 @@ const PassManager& default_pipeline() {
       {"transpose-to-reshape", 1, passes::transposes_to_reshapes, {}},
       {"conv-tap-trimming", 2, passes::trim_conv_taps, {}},
       {"batchnorm-folding", 2, passes::fold_batchnorm, {}},
+      // The CPU's depthwise loop runs it in one pass with the Relu; CUDA keeps BatchNorm.
+      {"batchnorm-to-depthwise", 2, passes::batchnorm_to_depthwise,
+       [](const SessionOptions& o) { return o.device.is_cpu(); }},
       {"conv-bias-fusion", 2, passes::fuse_conv_bias, {}},
       {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},
       {"conv-activation-fusion", 2, passes::fuse_conv_activation, {}},

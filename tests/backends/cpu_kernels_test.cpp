@@ -499,8 +499,17 @@ TEST_CASE("cpu Conv paths: 1x1 GEMM, im2col tiles, shared units, depthwise", "[c
 TEST_CASE("cpu Conv kernel fuses residual add and activation", "[cpu]") {
   std::mt19937 rng(7);
   Rand r{rng};
-  for (int i = 0; i < 40; ++i) {
-    OpCase c = random_conv(r);
+  std::vector<OpCase> cases;
+  for (int i = 0; i < 40; ++i) cases.push_back(random_conv(r));
+  // 1x1 depthwise convs (a BatchNormalization before a Relu: batchnorm-to-depthwise), whose
+  // scale and shift run in one pass per plane.
+  for (int threads : {1, 2})
+    for (int64_t c : {1, 13})
+      cases.push_back({"Conv",
+                       conv_attrs({1, 1}, {0, 0, 0, 0}, c),
+                       {in({2, c, 5, 7}), in({c, 1, 1, 1}, true), in({c}, true)},
+                       threads});
+  for (const OpCase& c : cases) {
     INFO(describe(c));
     // Plain Conv as the oracle: its reference output, plus Z, then clamped.
     Graph g;

@@ -172,7 +172,9 @@ TEST_CASE("passes can be disabled by name, and unknown names are refused", "[pas
   Graph g = residual_block(rng);
   g.infer_shapes();
   SessionOptions opts;
-  opts.disabled_passes = {"batchnorm-folding"};
+  // (Without the folding, a BatchNormalization before a Relu becomes a depthwise conv: that
+  // pass off too.)
+  opts.disabled_passes = {"batchnorm-folding", "batchnorm-to-depthwise"};
   optimize(g, opts);
   REQUIRE(op_histogram(g)["BatchNormalization"] == 2);
   opts.disabled_passes = {"no-such-pass"};
@@ -596,4 +598,48 @@ TEST_CASE("conv-tap-trimming keeps int8 convs bit-exact", "[passes][int8]") {
   const Tensor x = random_tensor({2, 8, 6, 6}, rng);
   NamedTensors a = with.run({{"x", x}}), b = without.run({{"x", x}});
   for (auto& [name, t] : b) require_equal(a.at(name), t);
+}
+
+namespace {
+// DenseNet's pre-activation: x -> Concat(x, x) -> BN -> Relu -> 1x1 conv, and a BN with no Relu
+// after it; x [2, 8, 6, 6].
+Graph preactivation() {
+  std::mt19937 rng(13);
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = b.input("x", DType::f32, Shape{-1, 8, 6, 6});
+  Value* cat = b.op("Concat", "cat", {x, x}, [] {
+    Attributes a;
+    a.set("axis", int64_t{1});
+    return a;
+  }());
+  Value* h = b.relu("relu1", bn(b, "norm1", cat, 16, rng));
+  h = b.conv("conv1", h, conv_weight(b, "w1", 4, 16, 1, rng), nullptr, {1, 1}, {0, 0, 0, 0});
+  b.output(h);
+  b.output(bn(b, "norm2", cat, 16, rng));  // no Relu: stays a BatchNormalization
+  return g;
+}
+}  // namespace
+
+TEST_CASE("batchnorm-to-depthwise: BatchNormalization + Relu becomes one 1x1 depthwise conv",
+          "[passes][cpu]") {
+  Graph g = preactivation();
+  g.infer_shapes();
+  optimize(g, SessionOptions{});
+  auto h = op_histogram(g);
+  CHECK(h["BatchNormalization"] == 1);
+  CHECK(h["Relu"] == 0);
+  const Node* dw = g.find_node("norm1");
+  REQUIRE(dw);
+  CHECK(dw->op_type == "FusedConv");
+  CHECK(dw->attrs.get_int("group", 1) == 16);
+  CHECK(dw->attrs.get_string("activation", "") == "Relu");
+  require_same_outputs(preactivation, 2);
+  // CUDA sessions keep the BatchNormalization (the pass is the CPU's).
+  SessionOptions cuda;
+  cuda.device = Device::cuda(0);
+  Graph kept = preactivation();
+  kept.infer_shapes();
+  optimize(kept, cuda);
+  CHECK(op_histogram(kept)["BatchNormalization"] == 2);
 }
