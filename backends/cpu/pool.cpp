@@ -118,11 +118,14 @@ class PoolKernel final : public Kernel {
   // long enough for the row path, which passes over them twice, not once per tap): blocks of
   // planes of about kFlatFloats, and per row tap i (column tap j) the positions of a block
   // whose tap lies inside the plane.
-  static constexpr int64_t kFlatFloats = 1024;
+  // Windows of up to kMaxFlatTaps taps (a pass each; their masks hold kh + kw rows of a
+  // block: a fuzzed kernel of millions of rows must not size them).
+  static constexpr int64_t kFlatFloats = 1024, kMaxFlatTaps = 49;
   void prepare_flat() {
     const int64_t hw = h_ * w_;
     flat_ = sh_ == 1 && sw_ == 1 && dh_ == 1 && dw_ == 1 && oh_ == h_ && ow_ == w_ && hw > 0 &&
-            hw <= kFlatFloats && planes_ > 0;
+            hw <= kFlatFloats && planes_ > 0 && kh_ <= kMaxFlatTaps && kw_ <= kMaxFlatTaps &&
+            kh_ * kw_ <= kMaxFlatTaps;
     if (!flat_) return;
     block_planes_ = std::min(kFlatFloats / hw, planes_);
     const int64_t n = block_planes_ * hw;
