@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -15,6 +17,7 @@
 
 #include "backends/cpu/conv.h"
 #include "minfer/kernel.h"
+#include "minfer/registry.h"
 
 namespace minfer::test {
 
@@ -57,6 +60,43 @@ inline ConvRun run_fused_conv(const Node& node, const std::vector<Tensor>& input
   }
   if (ws) ::operator delete(ws, std::align_val_t(64));
   return {y, kernel.variant()};
+}
+
+// The tests' activations on a FusedConv node: 0 none, 1 Relu, 2 Clip [-0.5, 0.75], 3 Silu.
+inline void set_activation(Attributes& a, int act) {
+  if (act == 1) a.set("activation", std::string("Relu"));
+  if (act == 2) {
+    a.set("activation", std::string("Clip"));
+    a.set("activation_min", -0.5f);
+    a.set("activation_max", 0.75f);
+  }
+  if (act == 3) a.set("activation", std::string("Silu"));
+}
+
+// The oracle of those FusedConvs: the Conv reference kernel with `conv_attrs` on inputs
+// x, w (and in[2], the bias, where `bias`), plus in[3] (the residual) where `residual`, then
+// the activation `act` as set_activation() names it.
+inline Tensor conv_reference(const Attributes& conv_attrs, const std::vector<Tensor>& in,
+                             bool bias, bool residual, int act) {
+  Graph g;
+  std::vector<Value*> args;
+  std::vector<Tensor> tensors;
+  for (size_t i = 0; i < (bias ? 3u : 2u); ++i) {
+    args.push_back(g.add_input("in" + std::to_string(i), DType::f32, in[i].shape()));
+    tensors.push_back(in[i]);
+  }
+  Node* conv = g.add_node("Conv", "conv", args, 1, conv_attrs);
+  g.infer_shapes();
+  Tensor y = OpRegistry::global().get_op("", "Conv").reference(*conv, tensors)[0];
+  float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    float v = p[i] + (residual ? in[3].data<float>()[i] : 0.f);
+    if (act == 1) v = v > 0.f ? v : 0.f;
+    if (act == 2) v = std::min(std::max(v, -0.5f), 0.75f);
+    if (act == 3) v = float(v / (1.0 + std::exp(-double(v))));
+    p[i] = v;
+  }
+  return y;
 }
 
 }  // namespace minfer::test

@@ -1,8 +1,6 @@
 // The CPU Conv kernel's region path (backends/cpu/conv_regions.h: dilated convs whose taps read
 // mostly padding, summed only over the taps that read the input, rectangle by rectangle),
 // against the Conv reference plus the activation, at every ISA level and on 1-3 threads.
-#include <cmath>
-
 #include "backends/conv_test_run.h"
 #include "backends/cpu/conv_regions.h"
 #include "backends/cpu/isa.h"
@@ -102,37 +100,13 @@ Node fused_conv(const DilatedCase& c) {
   node.op_type = "FusedConv";
   node.domain = kMinferDomain;
   node.attrs = conv_attrs(c);
-  if (c.act == 1) node.attrs.set("activation", std::string("Relu"));
-  if (c.act == 2) {
-    node.attrs.set("activation", std::string("Clip"));
-    node.attrs.set("activation_min", -0.5f);
-    node.attrs.set("activation_max", 0.75f);
-  }
-  if (c.act == 3) node.attrs.set("activation", std::string("Silu"));
+  test::set_activation(node.attrs, c.act);
   return node;
 }
 
-// The reference: plain Conv, then the activation; and its output shape.
+// The reference: plain Conv, then the activation.
 Tensor expected(const DilatedCase& c, const std::vector<Tensor>& in) {
-  Graph g;
-  std::vector<Value*> args;
-  std::vector<Tensor> tensors;
-  for (size_t i = 0; i < (c.bias ? 3u : 2u); ++i) {
-    args.push_back(g.add_input("in" + std::to_string(i), DType::f32, in[i].shape()));
-    tensors.push_back(in[i]);
-  }
-  Node* conv = g.add_node("Conv", "conv", args, 1, conv_attrs(c));
-  g.infer_shapes();
-  Tensor y = OpRegistry::global().get_op("", "Conv").reference(*conv, tensors)[0];
-  float* p = y.data<float>();
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    float v = p[i];
-    if (c.act == 1) v = v > 0.f ? v : 0.f;
-    if (c.act == 2) v = std::min(std::max(v, -0.5f), 0.75f);
-    if (c.act == 3) v = float(v / (1.0 + std::exp(-double(v))));
-    p[i] = v;
-  }
-  return y;
+  return test::conv_reference(conv_attrs(c), in, c.bias, false, c.act);
 }
 
 }  // namespace

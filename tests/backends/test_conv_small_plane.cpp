@@ -74,48 +74,27 @@ bool takes_winograd(const SmallCase& c, const Shape& ys) {
          c.x[0] * ((ys[2] + 1) / 2) * ((ys[3] + 1) / 2) >= cpu::SmallPlaneConv::kMinWinogradTiles;
 }
 
+Attributes conv_attrs(const SmallCase& c) {
+  Attributes a;
+  a.set("strides", c.strides);
+  a.set("pads", c.pads);
+  return a;
+}
+
 Node fused_conv(const SmallCase& c) {
   Node node;
   node.name = "conv";
   node.op_type = "FusedConv";
   node.domain = kMinferDomain;
-  node.attrs.set("strides", c.strides);
-  node.attrs.set("pads", c.pads);
+  node.attrs = conv_attrs(c);
   node.attrs.set("kernel_shape", std::vector<int64_t>{c.w[2], c.w[3]});
-  if (c.act == 1) node.attrs.set("activation", std::string("Relu"));
-  if (c.act == 2) {
-    node.attrs.set("activation", std::string("Clip"));
-    node.attrs.set("activation_min", -0.5f);
-    node.attrs.set("activation_max", 0.75f);
-  }
-  if (c.act == 3) node.attrs.set("activation", std::string("Silu"));
+  test::set_activation(node.attrs, c.act);
   return node;
 }
 
 // The reference: plain Conv, plus the residual, then the activation.
 Tensor expected(const SmallCase& c, const std::vector<Tensor>& in) {
-  Graph g;
-  std::vector<Value*> args;
-  std::vector<Tensor> tensors;
-  for (size_t i = 0; i < (c.bias ? 3u : 2u); ++i) {
-    args.push_back(g.add_input("in" + std::to_string(i), DType::f32, in[i].shape()));
-    tensors.push_back(in[i]);
-  }
-  Attributes a;
-  a.set("strides", c.strides);
-  a.set("pads", c.pads);
-  Node* conv = g.add_node("Conv", "conv", args, 1, a);
-  g.infer_shapes();
-  Tensor y = OpRegistry::global().get_op("", "Conv").reference(*conv, tensors)[0];
-  float* p = y.data<float>();
-  for (int64_t i = 0; i < y.numel(); ++i) {
-    float v = p[i] + (c.residual ? in[3].data<float>()[i] : 0.f);
-    if (c.act == 1) v = v > 0.f ? v : 0.f;
-    if (c.act == 2) v = std::min(std::max(v, -0.5f), 0.75f);
-    if (c.act == 3) v = float(v / (1.0 + std::exp(-double(v))));
-    p[i] = v;
-  }
-  return y;
+  return test::conv_reference(conv_attrs(c), in, c.bias, c.residual, c.act);
 }
 
 using Result = test::ConvRun;
