@@ -41,18 +41,19 @@ bool RegionConv::pays(const Shape& s) {
 int64_t RegionConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {
   s_ = s;
   const f32::MicroKernels& tiles = fp32_micro_kernels();
-  tile_ = round_up(std::clamp<int64_t>(kTapTileFloats / s.c, 64, 512), tiles.nr);
+  const std::vector<Band> rows = bands(s.h, s.oh, s.kh, s.sh, s.dh, s.pad_t);
+  const std::vector<Band> cols = bands(s.w, s.ow, s.kw, s.sw, s.dw, s.pad_l);
+  int64_t largest = 0;  // positions of the largest region: no tile needs more
+  for (const Band& r : rows)
+    for (const Band& c : cols) largest = std::max(largest, (r.o1 - r.o0) * (c.o1 - c.o0));
+  tile_ = round_up(std::min(std::clamp<int64_t>(kTapTileFloats / s.c, 64, 512), largest), tiles.nr);
   regions_.clear();
   units_ = 0;
-  int64_t largest = 0;
-  for (const Band& r : bands(s.h, s.oh, s.kh, s.sh, s.dh, s.pad_t))
-    for (const Band& c : bands(s.w, s.ow, s.kw, s.sw, s.dw, s.pad_l)) {
-      const int64_t positions = (r.o1 - r.o0) * (c.o1 - c.o0);
+  for (const Band& r : rows)
+    for (const Band& c : cols) {
       regions_.push_back({r, c, units_});
-      units_ += ceil_div(positions, tile_);
-      largest = std::max(largest, positions);
+      units_ += ceil_div((r.o1 - r.o0) * (c.o1 - c.o0), tile_);
     }
-  tile_ = std::min(tile_, round_up(largest, tiles.nr));
   const int64_t taps = s.kh * s.kw;
   gemms_ = ctx.share<std::vector<ConvGemm>>(
       std::string("cpu.conv.regions.") + isa_name(tiles.isa),
