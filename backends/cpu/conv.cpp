@@ -174,9 +174,9 @@ void ConvKernel::prepare(PrepareContext& ctx) {
   }
 
   // Strided convs as an implicit GEMM with the output channels in the lanes (conv_strided.h).
-  const Conv2dShape shape{d.n,  d.c,  d.h,  d.w,  d.m,  d.oh,    d.ow,   d.kh,
-                          d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l};
-  if (method_ != Method::Depthwise && two_d && d.group == 1 && weight_.defined() &&
+  const Conv2dShape shape{d.n,  d.c,  d.h,  d.w,  d.m,     d.oh,    d.ow,   d.kh,
+                          d.kw, d.sh, d.sw, d.dh, d.dw, d.pad_t, d.pad_l, d.group};
+  if (method_ != Method::Depthwise && two_d && weight_.defined() &&
       has_any_isa() && StridedConv::pays(shape, fp32_micro_kernels().isa)) {
     method_ = Method::Strided;
     packed_ = std::make_shared<const std::vector<PackedWeights>>();

@@ -7,7 +7,6 @@
 
 #include "backends/cpu/env_switch.h"
 #include "backends/cpu/fp32_micro.h"
-#include "backends/cpu/padded_rows.h"
 #include "backends/cpu/parallel.h"
 #include "minfer/error.h"
 
@@ -29,6 +28,8 @@ struct PackedBlocks {
 // alone; the 56x56 one of 64 channels and the stem 0.80-0.98x).
 bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", cpu_is_amd()); }
 
+bool grouped_conv_enabled() { return env_switch("MINFER_CPU_GROUPED", true); }
+
 // Measured each conv in its model, one thread of a Zen 5, against the paths it replaces:
 // ResNet-50's 3x3 stride-2 convs 1.13-1.21 -> 0.98-1.05 ms (28x28 and 14x14 outputs: im2col
 // and ConvGemm), its 7x7 stem 1.10 -> 1.01; on a 7x7 output (weights of 9 MB from memory) level
@@ -42,17 +43,26 @@ bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", cpu_is_amd
 // 3x3 stride-2 convs 2.03-2.11 -> 1.87-2.02 ms against im2col and Eigen's GEMM, the stem
 // 1.98 -> 1.92 against ConvGemm's implicit path.
 bool StridedConv::pays(const Shape& s, Isa isa) {
-  return strided_conv_enabled() && isa >= Isa::avx2 && s.sw == 2 && s.dh == 1 && s.dw == 1 &&
-         s.kh * s.kw > 1 && s.c * s.kh * s.kw >= kMinDepth && s.oh * s.ow > kMaxSmallPlane;
+  if (isa < Isa::avx2 || s.dh != 1 || s.dw != 1 || s.kh * s.kw == 1) return false;
+  if (s.group > 1)
+    return grouped_conv_enabled() && (s.sw == 1 || s.sw == 2) &&
+           s.c / s.group * s.kh * s.kw >= kMinGroupDepth;
+  return strided_conv_enabled() && s.sw == 2 && s.c * s.kh * s.kw >= kMinDepth &&
+         s.oh * s.ow > kMaxSmallPlane;
 }
 
 int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {
-  check(s.sw == 2, ErrorCode::Internal, "the strided conv's tiles take a column stride of 2");
+  check(s.sw == 1 || s.sw == 2, ErrorCode::Internal,
+        "the strided conv's tiles take a column stride of 1 or 2");
   s_ = s;
-  kernels_ = level_kernels(fp32_micro_kernels().isa)->strided_conv;
-  const int64_t nr = kernels_->nr, K = s.c * s.kh * s.kw, M = s.m;
-  const int64_t blocks = ceil_div(M, nr);
-  const size_t floats = size_t(blocks * K * nr) + 16;
+  const LevelKernels* level = level_kernels(fp32_micro_kernels().isa);
+  kernels_ = level->strided_conv;
+  pad_ = level->padded_planes;
+  const int64_t nr = kernels_->nr, lanes = nr / 2, K = k(), mg = s.m / s.group;
+  interleave_ = s.group > 1 && mg < lanes && lanes % mg == 0 && lanes / mg <= 4 ? lanes / mg : 1;
+  group_blocks_ = ceil_div(mg, nr);
+  blocks_ = interleave_ > 1 ? ceil_div(s.group, interleave_) : s.group * group_blocks_;
+  const size_t floats = size_t(blocks_ * K * nr) + 16;
   auto packed = ctx.share<PackedBlocks>(
       std::string("cpu.conv.strided.") + isa_name(kernels_->isa), floats * sizeof(float), [&] {
         auto p = std::make_shared<PackedBlocks>();
@@ -60,9 +70,15 @@ int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* w
         float* dst = p->storage.data();
         dst += (64 - reinterpret_cast<uintptr_t>(dst) % 64) % 64 / sizeof(float);
         p->blocks = dst;
-        // Block b, step k, lane j: W [b * nr + j, k] (W row-major [M, K], k = (c, ky, kx)).
-        for (int64_t j = 0; j < M; ++j)
-          for (int64_t k = 0; k < K; ++k) dst[(j / nr * K + k) * nr + j % nr] = weights[j * K + k];
+        // Block b, step k, lane l: W [m, k] (W row-major [M, K], k = (c, ky, kx) over the
+        // group's channels) of the output channel m that the lane computes.
+        for (int64_t m = 0; m < s.m; ++m) {
+          const int64_t g = m / mg, j = m % mg;
+          const int64_t block = interleave_ > 1 ? g / interleave_ : g * group_blocks_ + j / nr;
+          const int64_t lane = interleave_ > 1 ? j * interleave_ + g % interleave_ : j % nr;
+          for (int64_t kk = 0; kk < K; ++kk)
+            dst[(block * K + kk) * nr + lane] = weights[m * K + kk];
+        }
         return p;
       });
   w_ = std::shared_ptr<const float>(packed, packed->blocks);
@@ -73,15 +89,27 @@ int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* w
   span_ = span_rows(s.ow, *kernels_);
   ph_ = (s.oh - 1) * s.sh + s.kh;
   pw_ = (s.ow - 1) * s.sw + s.kw;
-  plane_ = round_up(ph_ * pw_, 16);
+  plane_ = round_up(ph_ * pw_ * interleave_, 16);
   if (plane_ % 1024 == 0) plane_ += 16;
-  return s.c * plane_;
+  return planes() * plane_;
+}
+
+int64_t StridedConv::planes() const {
+  return interleave_ > 1 ? ceil_div(s_.group, interleave_) * (s_.c / s_.group) : s_.c;
 }
 
 void StridedConv::pad_image(const float* x, float* xp, int threads) const {
   const Shape& s = s_;
-  parallel_for(threads_for(s.c * plane_, threads), s.c, [&](int64_t c) {
-    copy_padded_rows(x + c * s.h * s.w, s.h, s.w, -s.pad_t, ph_, s.pad_l, xp + c * plane_, pw_);
+  const int64_t cg = s.c / s.group, interleave = interleave_;
+  parallel_for(threads_for(planes() * plane_, threads), planes(), [&](int64_t u) {
+    // Plane u: channel c of the groups of block u / cg side by side (of the input's channel u
+    // where interleave is 1).
+    f32::PaddedPlanes a{{}, int(interleave), s.h, s.w, -s.pad_t, ph_, s.pad_l, pw_,
+                        xp + u * plane_};
+    const int64_t c = u % cg, first_group = u / cg * interleave;
+    for (int64_t i = 0; i < interleave && first_group + i < s.group; ++i)
+      a.src[i] = x + ((first_group + i) * cg + c) * s.h * s.w;
+    pad_->copy(a);
   });
 }
 
@@ -98,15 +126,16 @@ int64_t StridedConv::span_rows(int64_t width, const f32::StridedConvKernels& ker
 }
 
 int64_t StridedConv::band_rows() const {
-  const int64_t row_bytes = s_.c * s_.sh * pw_ * int64_t(sizeof(float));  // per output row
+  // Per output row, of the channels that a block reads.
+  const int64_t row_bytes = s_.c / s_.group * interleave_ * s_.sh * pw_ * int64_t(sizeof(float));
   return std::clamp<int64_t>(kBandBytes / row_bytes, 1, s_.oh);
 }
 
 void StridedConv::run(const float* x, const float* b, const float* z, float* y,
                       const Activation& act, float* workspace, int threads) const {
   const Shape& s = s_;
-  const int64_t nr = kernels_->nr, K = s.c * s.kh * s.kw, p = s.oh * s.ow;
-  const int64_t blocks = ceil_div(s.m, nr);
+  const int64_t nr = kernels_->nr, K = k(), p = s.oh * s.ow;
+  const int64_t cg = s.c / s.group, mg = s.m / s.group, row = pw_ * interleave_;
   const bool clamp = act.enabled && act.is_clamp(), smooth = act.enabled && !act.is_clamp();
   for (int64_t n = 0; n < s.n; ++n) {
     pad_image(x + n * s.c * s.h * s.w, workspace, threads);
@@ -116,44 +145,60 @@ void StridedConv::run(const float* x, const float* b, const float* z, float* y,
     // while every block passes over them, each block's weights (K x nr floats) reused span after
     // span.
     const int64_t band = std::min(s.oh, round_up(band_rows(), span_));
-    const int64_t spans = ceil_div(band, span_), per_band = blocks * spans;
+    const int64_t spans = ceil_div(band, span_), per_band = blocks_ * spans;
     parallel_for(threads_for(s.m * p * K, threads), ceil_div(s.oh, band) * per_band,
                  [&](int64_t u) {
-      const int64_t in_band = u % per_band;
+      const int64_t in_band = u % per_band, block = in_band / spans;
       const int64_t oy = u / per_band * band + in_band % spans * span_;
       const int64_t rows = std::min({span_, s.oh - oy, band - in_band % spans * span_});
       if (rows <= 0) return;  // the last band's missing rows
-      const int64_t j0 = in_band / spans * nr, at = j0 * p + oy * s.ow;
-      const int64_t cols = std::min(nr, s.m - j0);
-      f32::StridedRows a{workspace + oy * s.sh * pw_,
-                         s.c,
+      // The block's first output channel, its channels (of each group) and its groups; the
+      // block's input planes.
+      int64_t j0, cols, groups = 1, in_block;
+      if (interleave_ > 1) {
+        j0 = block * interleave_ * mg, cols = mg, in_block = block;
+        groups = std::min(interleave_, s.group - block * interleave_);
+      } else {
+        const int64_t g = block / group_blocks_;
+        j0 = g * mg + block % group_blocks_ * nr, cols = std::min(nr, (g + 1) * mg - j0);
+        in_block = g;
+      }
+      const int64_t at = j0 * p + oy * s.ow;
+      f32::StridedRows a{workspace + in_block * cg * plane_ + oy * s.sh * row,
+                         cg,
                          plane_,
-                         pw_,
+                         row,
                          int(s.kh),
                          int(s.kw),
-                         w_.get() + j0 * K,
+                         int(s.sw),
+                         int(interleave_),
+                         w_.get() + block * K * nr,
                          cols,
+                         groups,
+                         mg,
                          b ? b + j0 : nullptr,
                          zn ? zn + at : nullptr,
                          yn + at,
                          p,
                          rows * s.ow,
                          s.ow,
-                         s.sh * pw_,
+                         s.sh * row,
                          clamp,
                          act.lo,
                          act.hi};
       // Weights that come from memory (more than stay cached between runs): each span of a
       // block asks for its share of the next block's ahead of use, so that the block's first
       // span does not wait on memory.
-      if (prefetch_ && j0 + nr < s.m) {
+      if (prefetch_ && block + 1 < blocks_) {
         const int64_t lines = K * nr / 16;  // of a block
-        a.prefetch = w_.get() + (j0 + nr) * K + oy * lines / s.oh * 16;
+        a.prefetch = w_.get() + (block + 1) * K * nr + oy * lines / s.oh * 16;
         a.prefetch_lines = (oy + rows) * lines / s.oh - oy * lines / s.oh;
       }
       kernels_->rows(a);
       if (smooth)
-        for (int64_t j = 0; j < cols; ++j) act.apply(yn + at + j * p, rows * s.ow);
+        for (int64_t g = 0; g < groups; ++g)
+          for (int64_t j = 0; j < cols; ++j)
+            act.apply(yn + at + (g * mg + j) * p, rows * s.ow);
     });
   }
 }

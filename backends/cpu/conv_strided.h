@@ -1,17 +1,22 @@
-// Strided convolutions (a ResNet's 3x3 stride-2 convs and its 7x7 stem) as an implicit GEMM
-// with the output channels in the vector lanes:
+// Strided convolutions (a ResNet's 3x3 stride-2 convs and its 7x7 stem) and grouped ones (a
+// ResNeXt's 3x3 convs of 4-32 channels a group, stride 1 or 2) as an implicit GEMM with the
+// output channels in the vector lanes:
 //
 //   Y^T [p, M] = im2col(X)^T [p, K] * W^T [K, M]        (p = output positions of an image)
 //
-// without the im2col: the input is copied once into zero-padded NCHW planes, and a tile of up
-// to 14 positions of an output row (up to 8 of a longer row; sw floats apart in a row of that
-// copy; on 16 registers, up to 6, which may end one row and start the next) broadcasts each
-// position's input per step of (channel, ky, kx) against the step's weights of 2 vectors of
-// output channels (backends/cpu/isa/strided_conv.cpp). The weights are packed once into blocks
-// of those channels, k-major; the tile's sums go to NCHW through 8 x 8 transposes with the
-// bias, the residual and the clamp. ConvGemm (output positions in the lanes) wrote and re-read
-// a [K, p] im2col matrix for these convs (1152 x 784 floats for ResNet-50's 28x28 one) and
-// left lanes of its tiles empty on 14x14 planes.
+// (per group: K = the group's channels x kh x kw) without the im2col: the input is copied once
+// into zero-padded NCHW planes, and a tile of up to 14 positions of an output row (up to 8 of a
+// longer row; sw floats apart in a row of that copy; on 16 registers, up to 6, which may end
+// one row and start the next) broadcasts each position's input per step of (channel, ky, kx)
+// against the step's weights of 2 vectors of output channels (backends/cpu/isa/
+// strided_conv.cpp). Groups of fewer output channels than a vector's lanes share a vector, 2
+// or 4 of them side by side, their padded planes interleaved likewise so that one load
+// broadcasts all of their inputs. The weights are packed once into blocks of those channels,
+// k-major; the tile's sums go to NCHW through 8 x 8 transposes with the bias, the residual and
+// the clamp. ConvGemm (output positions in the lanes) wrote and re-read a [K, p] im2col matrix
+// for these convs (1152 x 784 floats for ResNet-50's 28x28 one) and left lanes of its tiles
+// empty on 14x14 planes; for a grouped conv it ran one small product per group (ResNeXt-50's
+// 3x3 convs at 45 GFLOP/s).
 #pragma once
 
 #include <cstdint>
@@ -28,16 +33,18 @@ namespace minfer::cpu {
 // Whether the path is offered: on AMD CPUs, unless the environment sets MINFER_CPU_STRIDED=0;
 // =1 offers it on any CPU (A/B benchmarks, tests).
 bool strided_conv_enabled();
+// Whether grouped convs are offered to it (MINFER_CPU_GROUPED=0 turns them off).
+bool grouped_conv_enabled();
 
 class StridedConv {
  public:
   using Shape = Conv2dShape;
 
-  // Whether it takes the conv at ISA level `isa`: a column stride of 2, no dilation, a kernel
-  // larger than 1x1, a depth of at least kMinDepth, more than kMaxSmallPlane output positions
-  // (smaller planes are SmallPlaneConv's), on any level (see conv_strided.cpp for the
-  // measurements).
-  static constexpr int64_t kMinDepth = 64, kMaxSmallPlane = 64;
+  // Whether it takes the conv at ISA level `isa`: no dilation, a kernel larger than 1x1, and
+  // either groups (of at least kMinGroupDepth steps, column stride 1 or 2) or a column stride
+  // of 2, a depth of at least kMinDepth and more than kMaxSmallPlane output positions (smaller
+  // planes are SmallPlaneConv's), on any level (see conv_strided.cpp for the measurements).
+  static constexpr int64_t kMinDepth = 64, kMaxSmallPlane = 64, kMinGroupDepth = 36;
   static bool pays(const Shape& s, Isa isa);
 
   // Packs W [M, C, kh, kw] (shared through ctx with the session's other plans) and returns the
@@ -62,11 +69,23 @@ class StridedConv {
   // -> 1.89 ms; its 28x28 output, rows of 6, 6, 6, 5, 5, 0.98 of the time in the model).
   static constexpr int64_t kMaxSpan = 3;
   static int64_t span_rows(int64_t width, const f32::StridedConvKernels& kernels);
-  // The padded copy of one image: per channel ph_ rows of pw_ floats, plane_ floats apart.
+  // The padded copy of one image: per plane ph_ rows of pw_ positions (of interleave_ floats),
+  // plane_ floats apart.
   void pad_image(const float* x, float* xp, int threads) const;
+
+  int64_t k() const { return s_.c / s_.group * s_.kh * s_.kw; }  // a group's steps
+  // The padded copy's planes: one per input channel, or with interleaved groups one per
+  // channel of each block of groups.
+  int64_t planes() const;
 
   Shape s_{};
   const f32::StridedConvKernels* kernels_ = nullptr;
+  const f32::PaddedPlaneKernels* pad_ = nullptr;
+  // Groups of fewer output channels than a vector's lanes (a divisor of them) go 2 or 4 to a
+  // block, side by side in the lanes and in the padded copy (StridedRows::interleave); else 1.
+  int64_t interleave_ = 1;
+  int64_t group_blocks_ = 1;  // blocks per group, where interleave_ is 1
+  int64_t blocks_ = 1;
   int64_t ph_ = 0, pw_ = 0, plane_ = 0;
   int64_t span_ = 1;  // span_rows()
   // Blocks of kernels_->nr output channels, each K steps of nr floats (zeros past M), 64-byte

@@ -22,6 +22,7 @@ struct SmallCase {
   std::vector<int64_t> strides, pads;  // pads: top, left, bottom, right
   bool bias, residual;
   int act;  // 0 none, 1 Relu, 2 Clip [-0.5, 0.75], 3 Silu
+  int64_t group = 1;
 };
 
 // Large enough for pays() (the products per moved value: see conv_small_plane.h).
@@ -78,6 +79,7 @@ Attributes conv_attrs(const SmallCase& c) {
   Attributes a;
   a.set("strides", c.strides);
   a.set("pads", c.pads);
+  if (c.group > 1) a.set("group", c.group);
   return a;
 }
 
@@ -220,6 +222,42 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM", "[cpu]") {
   });
 }
 
+TEST_CASE("cpu Conv runs grouped convs with each group's output channels in the lanes", "[cpu]") {
+  if (!cpu::has_any_isa()) {
+    WARN("no SIMD level on this CPU: the path is not offered");
+    return;
+  }
+  // ResNeXt's 3x3 convs (4-32 channels a group), and the edges of the lanes' layout: groups of
+  // fewer channels than a vector's lanes go 2 or 4 to a vector where they divide the lanes
+  // (4 and 8 channels on AVX-512, 2 and 4 on AVX2), else one group to a partly filled vector.
+  const SmallCase cases[] = {
+      {"32 groups of 4 on 20x20, residual and Relu (ResNeXt's first stage)", {1, 128, 20, 20},
+       {128, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, true, 1, 32},
+      {"16 groups of 8, stride 2 on an odd plane, batch 2, Clip", {2, 128, 15, 13},
+       {128, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, false, 2, 16},
+      {"8 groups of 16 on 14x14, no bias, residual", {1, 128, 14, 14}, {128, 16, 3, 3}, {1, 1},
+       {1, 1, 1, 1}, false, true, 0, 8},
+      {"4 groups of 32 on 7x7 (two vectors a group), Relu", {1, 128, 7, 7}, {128, 32, 3, 3},
+       {1, 1}, {1, 1, 1, 1}, true, false, 1, 4},
+      {"6 groups of 4 channels (4 groups to a vector, then 2), Silu", {1, 24, 9, 11},
+       {24, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, false, 3, 6},
+      {"3 groups of 8 -> 2 channels (a vector's few lanes), uneven pads", {1, 24, 10, 9},
+       {6, 8, 3, 3}, {1, 1}, {0, 1, 1, 0}, true, true, 1, 3},
+      {"4 groups of 6 -> 12 channels (not a divisor of the lanes), 5x5", {1, 24, 12, 12},
+       {48, 6, 5, 5}, {1, 1}, {2, 2, 2, 2}, true, false, 2, 4},
+  };
+  std::mt19937 rng(11);
+  test::for_each_isa([&](cpu::Isa) {
+    for (const SmallCase& c : cases) {
+      const Shape ys = output_shape(c);
+      const std::vector<Tensor> in = make_inputs(c, ys, rng);
+      const Tensor want = expected(c, in);
+      check_path(c, in, ys, want, "strided ");
+      check_off(c, in, ys, want, "MINFER_CPU_GROUPED", "strided");
+    }
+  });
+}
+
 TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a stride of 2, on AMD",
           "[cpu]") {
   {
@@ -248,6 +286,34 @@ TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a strid
   CHECK_FALSE(cpu::StridedConv::pays(stem3, cpu::Isa::avx512));
   const S last{1, 512, 14, 14, 512, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1};  // a 7x7 output
   CHECK_FALSE(cpu::StridedConv::pays(last, cpu::Isa::avx512));
+}
+
+TEST_CASE("the strided path takes grouped convs larger than 1x1 at strides 1 and 2, on any CPU",
+          "[cpu]") {
+  const test::ScopedEnv off("MINFER_CPU_STRIDED", "0");  // (the dense convs' switch)
+  using S = cpu::StridedConv::Shape;
+  const S resnext{1, 512, 14, 14, 512, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 32};  // 16 a group
+  CHECK(cpu::StridedConv::pays(resnext, cpu::Isa::avx512));
+  CHECK(cpu::StridedConv::pays(resnext, cpu::Isa::avx2));
+  S strided = resnext;
+  strided.sh = strided.sw = 2;
+  strided.oh = strided.ow = 7;
+  CHECK(cpu::StridedConv::pays(strided, cpu::Isa::avx512));  // (7x7 planes too)
+  S shallow = resnext;  // 4 channels a group, 2x2 kernels: 16 steps
+  shallow.group = 128;
+  shallow.kh = shallow.kw = 2;
+  CHECK_FALSE(cpu::StridedConv::pays(shallow, cpu::Isa::avx512));
+  S pointwise = resnext;
+  pointwise.kh = pointwise.kw = 1;
+  CHECK_FALSE(cpu::StridedConv::pays(pointwise, cpu::Isa::avx512));
+  S dilated = resnext;
+  dilated.dh = dilated.dw = 2;
+  CHECK_FALSE(cpu::StridedConv::pays(dilated, cpu::Isa::avx512));
+  S stride3 = resnext;
+  stride3.sw = 3;
+  CHECK_FALSE(cpu::StridedConv::pays(stride3, cpu::Isa::avx512));
+  const test::ScopedEnv grouped_off("MINFER_CPU_GROUPED", "0");
+  CHECK_FALSE(cpu::StridedConv::pays(resnext, cpu::Isa::avx512));
 }
 
 TEST_CASE("cpu Conv runs 1x1 convs on 1x1 planes as vector products", "[cpu]") {

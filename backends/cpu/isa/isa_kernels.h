@@ -251,11 +251,17 @@ struct MicroKernels {
 struct StridedRows {
   const float* x;                // the first row's first window corner in channel 0
   int64_t channels, plane, row;  // input channels; floats between their planes, and rows
-  int kh, kw;                    // (the stride along the rows: 2)
+  int kh, kw;
+  int sw;  // the stride along the rows: 1 or 2
+  // Groups side by side (1, 2 or 4): each input position holds that many groups' values in
+  // turn, and lane l of the block is channel l / interleave of its group l % interleave.
+  int interleave;
   const float* b;
-  int64_t cols;
-  const float* bias;  // [cols], or null
-  const float* z;     // the residual, laid out as y, or null
+  int64_t cols;          // output channels of the block (of each of its groups)
+  int64_t groups;        // the block's groups (1 where interleave is 1)
+  int64_t group_stride;  // output channels from one of the block's groups to the next
+  const float* bias;     // from the block's first channel, or null
+  const float* z;        // the residual, laid out as y, or null
   float* y;
   int64_t y_channel, positions;
   int64_t width, next_row;  // output positions per row; floats between the rows' corners
@@ -349,6 +355,22 @@ struct TransposeKernels {
   Transpose transpose;
 };
 
+// Rows iy0 .. iy0 + rows - 1 of `interleave` (1, 2 or 4) input planes [h, w] (src[i], or null
+// for a plane of zeros) with their zero padding: each output row `width` positions of
+// `interleave` floats (plane i's value i floats into the position), position u holding input
+// column u - pad_l; rows and columns outside the input are zeros (backends/cpu/isa/
+// padded_planes.cpp).
+struct PaddedPlanes {
+  const float* src[4];
+  int interleave;
+  int64_t h, w, iy0, rows, pad_l, width;
+  float* dst;
+};
+struct PaddedPlaneKernels {
+  Isa isa;
+  void (*copy)(const PaddedPlanes&);
+};
+
 }  // namespace minfer::cpu::f32
 
 namespace minfer::cpu {
@@ -369,6 +391,7 @@ struct LevelKernels {
   const f32::WinogradKernels* winograd;
   const f32::TransposeKernels* transpose;
   const f32::StridedConvKernels* strided_conv;
+  const f32::PaddedPlaneKernels* padded_planes;
 };
 
 // The tables of the highest compiled level <= `isa` that this CPU runs, or null when there is

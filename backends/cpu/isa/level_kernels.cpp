@@ -17,6 +17,7 @@ extern const f32::SmoothActivation kSmoothActivation;           // activation.cp
 extern const f32::WinogradKernels kWinogradKernels;             // winograd_rows.cpp
 extern const f32::TransposeKernels kTransposeKernels;           // transpose.cpp
 extern const f32::StridedConvKernels kStridedConvKernels;       // strided_conv.cpp
+extern const f32::PaddedPlaneKernels kPaddedPlaneKernels;       // padded_planes.cpp
 
 const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
@@ -30,6 +31,7 @@ const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kSmoothActivation,
                                  &kWinogradKernels,
                                  &kTransposeKernels,
-                                 &kStridedConvKernels};
+                                 &kStridedConvKernels,
+                                 &kPaddedPlaneKernels};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS

@@ -1,11 +1,12 @@
 // The strided conv's rows kernel (backends/cpu/conv_strided.h), one source for every ISA level
 // (compiled once per level by cmake/MinferIsa.cmake). A tile is R output positions (up to 14 on
-// 32 registers, 6 on 16) x 2 vectors of output channels: per step of (channel, ky, kx) it loads
-// the step's weights for the block's channels once and broadcasts each position's input from
-// the padded NCHW copy, where the R positions of a step lie 2 floats apart in one row (on 16
-// registers, the tile's last positions may lie at the start of the next output row's: a second
-// run, a fixed distance on): no im2col. The sums are then moved to NCHW through 8 x 8
-// transposes, with the bias, the residual and the clamp on the way.
+// 32 registers, 6 on 16) x 2 vectors of output channels (or 1 vector of 1, 2 or 4 groups'):
+// per step of (channel, ky, kx) it loads the step's weights for the block's channels once and
+// broadcasts each position's input from the padded NCHW copy, where the R positions of a step
+// lie 1 or 2 positions (the stride) apart in one row (on 16 registers, the tile's last
+// positions may lie at the start of the next output row's: a second run, a fixed distance
+// on): no im2col. The sums are then moved to NCHW through 8 x 8 transposes, with the bias, the
+// residual and the clamp on the way.
 #include <cstring>
 #include <utility>
 
@@ -24,61 +25,91 @@ constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = MINFER_ISA_WIDE ?
 constexpr int kLongRowTile = MINFER_ISA_WIDE ? 8 : 6;
 // The tile's sums go out through 8 x 8 transposes: its positions in groups of 8.
 constexpr int kGroupRows = (kMaxRows + 7) / 8 * 8;
-constexpr int kSW = 2;  // the column stride: the path takes stride 2 along the rows only
 
 // Vec8 as __m256 (the same bits).
 static inline __m256 m256(Vec8 v) { return (__m256)v; }
 
-// Channel j's R outputs (lanes 0..R-1 of v) into y, with the residual and the clamp (AVX-512's
-// masked forms on 8 lanes, AVX2's vmaskmovps).
+// Channel j's R outputs (lanes 0..R-1 of v) plus its bias into y, with the residual and the
+// clamp (AVX-512's masked forms on 8 lanes, AVX2's vmaskmovps).
 template <int R>
-static inline void store_row(Vec8 v, const float* z, float* y, bool clamp, __m256 lo, __m256 hi) {
+static inline void store_row(Vec8 v, float bias, const float* z, float* y, bool clamp, __m256 lo,
+                             __m256 hi) {
+  __m256 o = _mm256_add_ps(m256(v), _mm256_set1_ps(bias));
 #if MINFER_ISA_WIDE
   constexpr __mmask8 kLanesR = static_cast<__mmask8>((1u << R) - 1);
-  __m256 o = m256(v);
   if (z) o = _mm256_add_ps(o, _mm256_maskz_loadu_ps(kLanesR, z));
   if (clamp) o = _mm256_min_ps(hi, _mm256_max_ps(lo, o));  // vmaxps returns a NaN operand o
   _mm256_mask_storeu_ps(y, kLanesR, o);
 #else
   const MaskF32 lanes = first_lanes_f32(R);
-  __m256 o = m256(v);
   if (z) o = _mm256_add_ps(o, _mm256_maskload_ps(z, lanes));
   if (clamp) o = _mm256_min_ps(hi, _mm256_max_ps(lo, o));  // vmaxps returns a NaN operand o
   _mm256_maskstore_ps(y, lanes, o);
 #endif
 }
 
-// R <= 8 of the tile's sums (+ bias) in t, to y channel by channel through 8 x 8 transposes,
-// positions [q0, q0 + R). Rows of t past R are zeros, transposed but not stored.
-template <int R>
+// R <= 8 of the tile's sums in t, to y channel by channel through 8 x 8 transposes, positions
+// [q0, q0 + R); I groups side by side in the lanes. Rows of t past R are zeros, transposed but
+// not stored; so are the lanes of groups that the block lacks.
+template <int R, int I>
 void store_group(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
   const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
-  for (int64_t j0 = 0; j0 < a.cols; j0 += 8) {
+  const int64_t lanes = I * a.cols;
+  for (int64_t j0 = 0; j0 < lanes; j0 += 8) {
     Vec8 col[8];
 #pragma GCC unroll 8
     for (int r = 0; r < 8; ++r) std::memcpy(&col[r], t[r] + j0, sizeof col[r]);
     transpose8(col);
-    const int64_t n = min64(8, a.cols - j0);
+    const int64_t n = min64(8, lanes - j0);
     for (int64_t j = 0; j < n; ++j) {
-      const int64_t at = (j0 + j) * a.y_channel + q0;
-      store_row<R>(col[j], a.z ? a.z + at : nullptr, a.y + at, a.clamp, lo, hi);
+      const int64_t group = (j0 + j) % I;
+      if (I > 1 && group >= a.groups) continue;
+      const int64_t channel = I > 1 ? group * a.group_stride + (j0 + j) / I : j0 + j;
+      const int64_t at = channel * a.y_channel + q0;
+      store_row<R>(col[j], a.bias ? a.bias[channel] : 0.f, a.z ? a.z + at : nullptr, a.y + at,
+                   a.clamp, lo, hi);
     }
   }
 }
 
 // The tile's R x kNr sums in groups of 8 positions.
-template <int R>
+template <int R, int I>
 void store_tile(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
-  store_group<(R < 8 ? R : 8)>(a, q0, t);
-  if constexpr (R > 8) store_group<R - 8>(a, q0 + 8, t + 8);
+  store_group<(R < 8 ? R : 8), I>(a, q0, t);
+  if constexpr (R > 8) store_group<R - 8, I>(a, q0 + 8, t + 8);
+}
+
+// The I floats at p repeated across a vector: one group's input (I = 1) or I groups' side by
+// side, each a load that broadcasts.
+template <int I>
+static inline VF32 splat_run(const float* p) {
+  if constexpr (I == 1) {
+    return splat_f32(*p);
+  } else if constexpr (I == 2) {
+    double d;
+    std::memcpy(&d, p, sizeof d);
+#if MINFER_ISA_WIDE
+    return _mm512_castpd_ps(_mm512_set1_pd(d));
+#else
+    return _mm256_castpd_ps(_mm256_set1_pd(d));
+#endif
+  } else {
+#if MINFER_ISA_WIDE
+    // (The all-lanes masked form: GCC 12's _mm512_broadcast_f32x4 warns, maybe-uninitialized.)
+    return _mm512_maskz_broadcast_f32x4(0xffff, _mm_loadu_ps(p));
+#else
+    return _mm256_broadcast_ps(reinterpret_cast<const __m128*>(p));
+#endif
+  }
 }
 
 // Positions [q0, q0 + R), V vectors of channels, the first S of them in the output row whose
 // window corner for position 0 is x and the others (S < R) at the start of the next row:
-// position r >= S reads delta floats further on than it would in x's row. kPrefetch: one of
-// the lines that pf to pf_end hold asked for per step (its own instance: the check costs on
-// short products).
-template <int R, int S, int V, bool kPrefetch>
+// position r >= S reads delta floats further on than it would in x's row. SW: the column
+// stride (1 or 2); I: the groups side by side (StridedRows::interleave). kPrefetch: one of the
+// lines that pf to pf_end hold asked for per step (its own instance: the check costs on short
+// products).
+template <int R, int S, int V, int SW, int I, bool kPrefetch>
 void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, const char*& pf,
           const char* pf_end) {
   VF32 acc[R][V];
@@ -90,9 +121,9 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
   for (int64_t c = 0; c < a.channels; ++c, x += a.plane)
     for (int ky = 0; ky < a.kh; ++ky) {
       const float* row = x + ky * a.row;
-      for (int kx = 0; kx < a.kw; ++kx, ++row, bp += kNr) {
-        // Hides that step kx + 2 broadcasts what step kx did a position on (stride 2): GCC
-        // kept those values in registers across steps, and the sums spilled to the stack.
+      for (int kx = 0; kx < a.kw; ++kx, row += I, bp += kNr) {
+        // Hides that step kx + SW broadcasts what step kx did a position on: GCC kept those
+        // values in registers across steps, and the sums spilled to the stack.
         asm("" : "+r"(row));
         if (kPrefetch && pf < pf_end) {
           __builtin_prefetch(pf, 0, 2);  // into L2
@@ -103,23 +134,18 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
         for (int v = 0; v < V; ++v) b[v] = load_f32(bp + v * kLanes);
 #pragma GCC unroll 16
         for (int r = 0; r < R; ++r) {
-          const VF32 in = splat_f32(r < S ? row[kSW * r] : row[delta + kSW * r]);
+          const VF32 in = splat_run<I>(r < S ? row + SW * I * r : row + delta + SW * I * r);
 #pragma GCC unroll 2
           for (int v = 0; v < V; ++v) acc[r][v] = fmadd_f32(in, b[v], acc[r][v]);
         }
       }
     }
   alignas(64) float t[kGroupRows][kNr];
-  const MaskF32 first = first_lanes_f32(int(a.cols));
-  const MaskF32 second = first_lanes_f32(int(a.cols) - kLanes);
-  const VF32 b0 = a.bias ? load_f32(a.bias, first) : zero_f32();
-  const VF32 b1 = a.bias && V > 1 ? load_f32(a.bias + kLanes, second) : zero_f32();
 #pragma GCC unroll 16
   for (int r = 0; r < (R + 7) / 8 * 8; ++r)
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v)
-      store_f32(t[r] + v * kLanes, r < R ? add_f32(acc[r][v], v ? b1 : b0) : zero_f32());
-  store_tile<R>(a, q0, t);
+    for (int v = 0; v < V; ++v) store_f32(t[r] + v * kLanes, r < R ? acc[r][v] : zero_f32());
+  store_tile<R, I>(a, q0, t);
 }
 
 using Tile = void (*)(const f32::StridedRows&, int64_t, const float*, int64_t, const char*&,
@@ -135,17 +161,27 @@ constexpr int tile_first(int i) {
   return kSpansRows && i % kMaxRows + 1 < tile_rows(i) ? i % kMaxRows + 1 : tile_rows(i);
 }
 
-// tile<rows, first, V, kPrefetch> for run-time 1 <= first <= rows <= kMaxRows.
-template <int V, bool kPrefetch, int... Is>
+// tile<rows, first, V, SW, I, kPrefetch> for run-time 1 <= first <= rows <= kMaxRows.
+template <int V, int SW, int I, bool kPrefetch, int... Is>
 Tile tile_for(int rows, int first, std::integer_sequence<int, Is...>) {
-  static constexpr Tile kTiles[] = {tile<tile_rows(Is), tile_first(Is), V, kPrefetch>...};
+  static constexpr Tile kTiles[] = {tile<tile_rows(Is), tile_first(Is), V, SW, I, kPrefetch>...};
   return kTiles[(rows - 1) * kMaxRows + first - 1];
 }
 
-template <int V>
+template <int V, int SW, int I>
 Tile tile_for(int rows, int first, bool prefetch) {
   const auto seq = std::make_integer_sequence<int, kMaxRows * kMaxRows>{};
-  return prefetch ? tile_for<V, true>(rows, first, seq) : tile_for<V, false>(rows, first, seq);
+  return prefetch ? tile_for<V, SW, I, true>(rows, first, seq)
+                  : tile_for<V, SW, I, false>(rows, first, seq);
+}
+
+// Two vectors of channels of one group, or one vector of 1, 2 or 4 groups.
+template <int SW>
+Tile tile_for(int v, int interleave, int rows, int first, bool prefetch) {
+  if (v == 2) return tile_for<2, SW, 1>(rows, first, prefetch);
+  if (interleave == 4) return tile_for<1, SW, 4>(rows, first, prefetch);
+  if (interleave == 2) return tile_for<1, SW, 2>(rows, first, prefetch);
+  return tile_for<1, SW, 1>(rows, first, prefetch);
 }
 
 // The positions in near-equal tiles of at most max_tile (28 as 4 x 7, not 3 x 8 + 4: a tile of
@@ -157,7 +193,8 @@ void rows(const f32::StridedRows& a) {
   const int64_t max_tile = run <= kMaxRows ? kMaxRows : kLongRowTile;
   const int64_t tiles = (run + max_tile - 1) / max_tile;
   const int v = a.cols > kLanes ? 2 : 1;
-  const int64_t delta = a.next_row - kSW * a.width;  // from a row's end to the next's start
+  const int64_t step = a.sw * a.interleave;           // floats from a position to the next
+  const int64_t delta = a.next_row - step * a.width;  // from a row's end to the next's start
   const char* pf = reinterpret_cast<const char*>(a.prefetch);
   const char* pf_end = pf + a.prefetch_lines * 64;
   for (int64_t first = 0; first < a.positions; first += run)
@@ -166,9 +203,10 @@ void rows(const f32::StridedRows& a) {
       const int rows = int(q1 - q0);
       const int64_t r = q0 / a.width, u = q0 % a.width;
       const int in_row = int(min64(rows, a.width - u));
-      const float* x = a.x + r * a.next_row + u * kSW;
+      const float* x = a.x + r * a.next_row + u * step;
       const bool ahead = pf < pf_end;
-      const Tile f = v == 1 ? tile_for<1>(rows, in_row, ahead) : tile_for<2>(rows, in_row, ahead);
+      const Tile f = a.sw == 1 ? tile_for<1>(v, a.interleave, rows, in_row, ahead)
+                               : tile_for<2>(v, a.interleave, rows, in_row, ahead);
       f(a, q0, x, delta, pf, pf_end);
     }
 }
