@@ -69,6 +69,12 @@ inline constexpr QConvShape kQConvShapes[] = {
     {1, 28, 56, 8, 16, 3, 3, 2, 1, 1, 1},
     // a 3x3 stride-2 stem of 3 channels (MobileNet's, EfficientNet's): padded runs of 9 bytes
     {1, 17, 19, 3, 32, 3, 3, 2, 1, 1, 1},
+    // grouped convs on the implicit GEMM (a copy per group): ResNeXt's 32 groups of 4 channels
+    // with edge rows and columns; groups of 8 at stride 2, batch 2; 2 groups of 16 -> 32; groups
+    // of 6 channels (runs that end inside a lane on the VNNI levels); 5x5 on 4 groups
+    {1, 12, 20, 128, 128, 3, 3, 1, 1, 32, 1}, {2, 15, 13, 64, 64, 3, 3, 2, 1, 8, 1},
+    {1, 14, 14, 32, 64, 3, 3, 1, 1, 2, 1},    {1, 9, 11, 18, 12, 3, 3, 1, 1, 3, 1},
+    {1, 16, 24, 32, 32, 5, 5, 1, 2, 4, 1},
     // depthwise (the depthwise kernel): channel counts around the 8- and 16-lane vectors and
     // their pairs, strides, 5x5, dilation, a plane smaller than the kernel (3 images of 2 rows),
     // no padding (every pixel inside), rows of several 4-pixel tiles; rows wider than 32

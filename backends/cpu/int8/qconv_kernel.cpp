@@ -144,7 +144,9 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   // for 37; MobileNet's and EfficientNet's 3x3 stride-2 stems: 9 for 7, where im2col's rows
   // of 3 runs of 9 bytes took twice the time of the products).
   const bool few_pad_lanes = 2 * d_.kh * run_lanes_ <= 3 * q8::k_steps(geo, K);
-  implicit_ = !gemm && !direct_rows_ && contiguous_taps_ && d_.dh == 1 && d_.kh * d_.kw > 1 &&
+  // (Grouped convs too: the copy holds each group's channels apart, so that a kernel row's taps
+  // of one group are one run.)
+  implicit_ = !gemm && !direct_rows_ && d_.dw == 1 && d_.dh == 1 && d_.kh * d_.kw > 1 &&
               geo.kq_align == 1 && few_pad_lanes && chains_covered &&
               padded_bytes <= kMaxPaddedBytes && implicit_enabled();
   // Weight rows of k_row values per kernel row: kw * cg, or whole lanes of them.
@@ -170,14 +172,14 @@ void QConvKernel::prepare(PrepareContext& ctx) {
       bytes, [&] {
         auto packed = std::make_shared<Packed>();
         std::vector<int8_t> wg(static_cast<size_t>(d.mg * k_packed), 0);
-        if (d.group == 1) packed->tap_sums.assign(static_cast<size_t>(d.m * taps), 0);
+        packed->tap_sums.assign(static_cast<size_t>(d.m * taps), 0);
         for (int64_t g = 0; g < d.group; ++g) {
           for (int64_t j = 0; j < d.mg; ++j)
             for (int64_t c = 0; c < d.cg; ++c)
               for (int64_t t = 0; t < taps; ++t) {
                 const int8_t v = wp[((g * d.mg + j) * d.cg + c) * taps + t];
                 wg[j * k_packed + t / d.kw * k_row + t % d.kw * d.cg + c] = v;
-                if (d.group == 1) packed->tap_sums[j * taps + t] += v;
+                packed->tap_sums[(g * d.mg + j) * taps + t] += v;
               }
           packed->weights.emplace_back(geo, wg.data(), d.mg, k_packed);
           const q8::PackedWeights& pw = packed->weights.back();
@@ -223,14 +225,19 @@ std::vector<int32_t> QConvKernel::init_without(int64_t ky0, int64_t ky1, int64_t
   const int32_t offset = q8::a_offset(*kern_, x_zero_point_);
   const int64_t taps = d_.kh * d_.kw;
   const std::vector<int64_t>& tap_sums = packed_->tap_sums;
-  std::vector<int32_t> init = packed_->init[0];
-  for (int64_t j = 0; j < d_.m; ++j) {
-    int64_t skipped = 0;
-    for (int64_t ky = 0; ky < d_.kh; ++ky)
-      for (int64_t kx = 0; kx < d_.kw; ++kx)
-        if (ky < ky0 || ky >= ky1 || kx < kx0 || kx >= kx1)
-          skipped += tap_sums[j * taps + ky * d_.kw + kx];
-    init[j] = int8::wrap_int32(init[j] + int64_t{offset} * skipped);
+  std::vector<int32_t> init;
+  for (int64_t g = 0; g < d_.group; ++g) {
+    const std::vector<int32_t>& group_init = packed_->init[size_t(g)];
+    const size_t at = init.size();
+    init.insert(init.end(), group_init.begin(), group_init.end());
+    for (int64_t j = 0; j < d_.mg; ++j) {
+      int64_t skipped = 0;
+      for (int64_t ky = 0; ky < d_.kh; ++ky)
+        for (int64_t kx = 0; kx < d_.kw; ++kx)
+          if (ky < ky0 || ky >= ky1 || kx < kx0 || kx >= kx1)
+            skipped += tap_sums[(g * d_.mg + j) * taps + ky * d_.kw + kx];
+      init[at + size_t(j)] = int8::wrap_int32(init[at + size_t(j)] + int64_t{offset} * skipped);
+    }
   }
   return init;
 }
@@ -403,19 +410,24 @@ void QConvKernel::store_tile(const q8::RequantParams& rq, int32_t* c, int rows, 
 }
 
 void QConvKernel::pad_input(const int8_t* x, uint8_t* padded, int threads) const {
-  const int64_t pixel = pixel_bytes(), row_bytes = pad_w_ * pixel;
+  const int64_t pixel = pixel_bytes(), row_bytes = pad_w_ * pixel, cg = d_.cg;
   const int8_t zero = static_cast<int8_t>(x_zero_point_);  // real 0: padding adds nothing
   // The padded columns that hold input pixels: [x0, x1).
   const int64_t x0 = std::min(d_.pad_l, pad_w_), x1 = std::clamp(d_.pad_l + d_.w, x0, pad_w_);
-  parallel_for(threads, d_.n * pad_h_, [&](int64_t r) {
-    const int64_t image = r / pad_h_, iy = r % pad_h_ - d_.pad_t;
+  // Rows of group g's copy (its channels of every pixel), the groups' copies one after another.
+  const int64_t rows_per_group = d_.n * pad_h_;
+  parallel_for(threads, d_.group * rows_per_group, [&](int64_t r) {
+    const int64_t g = r / rows_per_group, image = r % rows_per_group / pad_h_;
+    const int64_t iy = r % pad_h_ - d_.pad_t;
     uint8_t* out = padded + r * row_bytes;
-    if (iy < 0 || iy >= d_.h) return kern_->fill_run(zero, pad_w_ * d_.c, out);
-    if (x0 > 0) kern_->fill_run(zero, x0 * d_.c, out);
-    if (x1 > x0)
-      kern_->pack_runs(x + ((image * d_.h + iy) * d_.w + x0 - d_.pad_l) * d_.c, 0, 1,
-                       (x1 - x0) * d_.c, out + x0 * pixel);
-    if (x1 < pad_w_) kern_->fill_run(zero, (pad_w_ - x1) * d_.c, out + x1 * pixel);
+    if (iy < 0 || iy >= d_.h) return kern_->fill_run(zero, pad_w_ * cg, out);
+    if (x0 > 0) kern_->fill_run(zero, x0 * cg, out);
+    const int8_t* in = x + ((image * d_.h + iy) * d_.w + x0 - d_.pad_l) * d_.c + g * cg;
+    if (x1 > x0 && d_.group == 1)
+      kern_->pack_runs(in, 0, 1, (x1 - x0) * d_.c, out + x0 * pixel);
+    else if (x1 > x0)
+      kern_->pack_runs(in, d_.c, x1 - x0, cg, out + x0 * pixel);
+    if (x1 < pad_w_) kern_->fill_run(zero, (pad_w_ - x1) * cg, out + x1 * pixel);
   });
   std::memset(padded + padded_bytes_, 0, 64);  // what the last pixel's last lane reads past it
 }
@@ -425,16 +437,25 @@ void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int6
   if (kern_->begin) kern_->begin();
   const q8::MicroKernels& geo = *kern_;
   const int64_t pixel = pixel_bytes(), row_bytes = pad_w_ * pixel;
-  // An output row's pixels (but its edge columns') in near-equal tiles (56 as 4 x 11 + 12):
-  // each tile's pixels are sw pixels apart in the copy, its kernel rows one row apart.
+  const int64_t group_blocks = packed_->weights[0].blocks();
   const int64_t inner = inner_ox1_ - inner_ox0_;
-  const int tiles = static_cast<int>(ceil_div(inner, geo.mr));
   q8::TileRows rows{nullptr, d_.sw * pixel, row_bytes, d_.kh, run_lanes_};
   alignas(64) int32_t c[q8::kMaxTileInts];
   const q8::RequantParams rq = rq_.params();
-  const q8::PackedWeights& pw = packed_->weights[0];
-  const bool prefetch = pw.bytes() > kPrefetchBytes;
-  for (int64_t b = b0; b < b1; ++b) {
+  for (int64_t block = b0; block < b1; ++block) {
+    // Block b of group g: its weights, its channels' init and its copy of the input.
+    const int64_t g = block / group_blocks, b = block % group_blocks;
+    const q8::PackedWeights& pw = packed_->weights[size_t(g)];
+    const bool prefetch = pw.bytes() > kPrefetchBytes;
+    const int64_t next_end = std::min(group_blocks, b1 - g * group_blocks);
+    const uint8_t* group_copy = padded + g * d_.n * pad_h_ * row_bytes;
+    const int64_t init_at = g * group_blocks * geo.nr + b * geo.nr;
+    // A block of at most half the tile's channels (a grouped conv's 4-16): the narrow tiles.
+    const bool narrow = geo.narrow && d_.mg - b * geo.nr <= geo.nr / 2;
+    const q8::MicroKernel tile = narrow ? geo.narrow : geo.micro;
+    // An output row's pixels (but its edge columns') in near-equal tiles (56 as 4 x 11 + 12):
+    // each tile's pixels are sw pixels apart in the copy, its kernel rows one row apart.
+    const int tiles = static_cast<int>(ceil_div(inner, narrow ? geo.narrow_mr : geo.mr));
     for (int64_t out_row = y0; out_row < y1; ++out_row) {
       const int64_t image = out_row / d_.oh, oy = out_row % d_.oh;
       // An edge row runs its kernel rows inside the image only: [ky0, ky1) of the copy's rows
@@ -443,28 +464,28 @@ void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int6
       const KernelRows* kernel_rows = edge >= 0 ? &edge_rows_[edge] : nullptr;
       const int64_t ky0 = kernel_rows ? kernel_rows->ky0 : 0;
       rows.runs = kernel_rows ? kernel_rows->ky1 - ky0 : d_.kh;
-      const int32_t* init =
-          (kernel_rows ? kernel_rows->init : packed_->init[0]).data() + b * geo.nr;
+      const int32_t* init = kernel_rows ? kernel_rows->init.data() + init_at
+                                        : packed_->init[size_t(g)].data() + b * geo.nr;
       const uint8_t* weights = pw.block(b) + ky0 * run_lanes_ * geo.nr * 4;
-      const uint8_t* first = padded + (image * pad_h_ + oy * d_.sh + ky0) * row_bytes;
+      const uint8_t* first = group_copy + (image * pad_h_ + oy * d_.sh + ky0) * row_bytes;
       for (int t = 0; t < tiles; ++t) {
         if (prefetch)
-          share_of_next(pw, b + 1, b1, (out_row - y0) * tiles + t, (y1 - y0) * tiles, rows);
+          share_of_next(pw, b + 1, next_end, (out_row - y0) * tiles + t, (y1 - y0) * tiles, rows);
         const int64_t ox = inner_ox0_ + split_begin(inner, tiles, t);
         const int n = static_cast<int>(inner_ox0_ + split_begin(inner, tiles, t + 1) - ox);
         rows.a = first + ox * d_.sw * pixel;
-        geo.micro(rows, weights, n, init, c);
-        store_tile(rq, c, n, out_row * d_.ow + ox, 0, b, z, y);
+        tile(rows, weights, n, init, c);
+        store_tile(rq, c, n, out_row * d_.ow + ox, g, b, z, y);
       }
     }
     for (const EdgeColumn& column : edge_columns_)
-      run_column(padded, column, rq, z, y, y0, y1, b, c);
+      run_column(group_copy, column, rq, z, y, y0, y1, g, b, c);
   }
 }
 
 void QConvKernel::run_column(const uint8_t* padded, const EdgeColumn& column,
                              const q8::RequantParams& rq, const int8_t* z, void* y, int64_t y0,
-                             int64_t y1, int64_t b, int32_t* c) const {
+                             int64_t y1, int64_t g, int64_t b, int32_t* c) const {
   const q8::MicroKernels& geo = *kern_;
   const int64_t pixel = pixel_bytes(), row_bytes = pad_w_ * pixel, tap_lanes = pixel / 4;
   // Its pixels are sh rows of the copy apart; each kernel row reads the taps [kx0, kx1) of its
@@ -472,20 +493,23 @@ void QConvKernel::run_column(const uint8_t* padded, const EdgeColumn& column,
   q8::TileRows rows{nullptr, d_.sh * row_bytes, row_bytes, d_.kh,
                     (column.kx1 - column.kx0) * tap_lanes};
   rows.weight_lanes = run_lanes_;
-  const uint8_t* weights = packed_->weights[0].block(b) + column.kx0 * tap_lanes * geo.nr * 4;
-  const int32_t* init = column.init.data() + b * geo.nr;
+  const q8::PackedWeights& pw = packed_->weights[size_t(g)];
+  const uint8_t* weights = pw.block(b) + column.kx0 * tap_lanes * geo.nr * 4;
+  const int32_t* init = column.init.data() + (g * pw.blocks() + b) * geo.nr;
+  const bool narrow = geo.narrow && d_.mg - b * geo.nr <= geo.nr / 2;
+  const q8::MicroKernel tile = narrow ? geo.narrow : geo.micro;
   for (int64_t r0 = y0; r0 < y1;) {
     // The rows of one image: near-equal tiles down the column.
     const int64_t image = r0 / d_.oh, r1 = std::min(y1, (image + 1) * d_.oh);
-    const int tiles = static_cast<int>(ceil_div(r1 - r0, geo.mr));
+    const int tiles = static_cast<int>(ceil_div(r1 - r0, narrow ? geo.narrow_mr : geo.mr));
     for (int t = 0; t < tiles; ++t) {
       const int64_t out_row = r0 + split_begin(r1 - r0, tiles, t);
       const int n = static_cast<int>(r0 + split_begin(r1 - r0, tiles, t + 1) - out_row);
       const int64_t oy = out_row % d_.oh;
       rows.a = padded + (image * pad_h_ + oy * d_.sh) * row_bytes +
                (column.ox * d_.sw + column.kx0) * pixel;
-      geo.micro(rows, weights, n, init, c);
-      store_tile(rq, c, n, out_row * d_.ow + column.ox, 0, b, z, y, d_.ow);
+      tile(rows, weights, n, init, c);
+      store_tile(rq, c, n, out_row * d_.ow + column.ox, g, b, z, y, d_.ow);
     }
     r0 = r1;
   }
@@ -494,7 +518,8 @@ void QConvKernel::run_column(const uint8_t* padded, const EdgeColumn& column,
 void QConvKernel::run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded,
                                int threads) const {
   pad_input(x, padded, threads);
-  const int64_t out_rows = d_.n * d_.oh, blocks = packed_->weights[0].blocks();
+  // Blocks of output channels of every group, group after group.
+  const int64_t out_rows = d_.n * d_.oh, blocks = d_.group * packed_->weights[0].blocks();
   // Output rows in blocks whose rows of the copy stay in L2 while every weight block passes.
   const int64_t row_bytes = pad_w_ * pixel_bytes();
   int64_t row_blocks = ceil_div(out_rows, std::max<int64_t>(1, kBlockBytes / (d_.sh * row_bytes)));

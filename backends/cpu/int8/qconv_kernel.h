@@ -2,12 +2,15 @@
 // (rows) x output channels, per group, on the int8 GEMM core (qgemm.h), with the requantize /
 // residual / activation epilogue applied while the tile is in registers' reach.
 //
-// Ungrouped, undilated convs of more than one tap (not on AMX) are implicit GEMMs:
-// the input is copied once in the packed format (x ^ 0x80, or widened) with its padding
-// around it, and a tile of adjacent output pixels reads each kernel row's taps in place, one
-// run per kernel row (no im2col: int8 ResNet-18's 56x56 3x3 convs spent 9 % of their time
-// gathering it, its 7x7 stem on 3 channels 24 %). MINFER_CPU_INT8_IMPLICIT=0 turns this off
-// (prepare() has the exceptions: too short tiles, too much lane padding, too large a copy).
+// Undilated convs of more than one tap (not on AMX) are implicit GEMMs: the input is copied
+// once in the packed format (x ^ 0x80, or widened) with its padding around it (a grouped
+// conv's, a copy per group of its channels), and a tile of adjacent output pixels reads each
+// kernel row's taps in place, one run per kernel row (no im2col: int8 ResNet-18's 56x56 3x3
+// convs spent 9 % of their time gathering it, its 7x7 stem on 3 channels 24 %; int8
+// ResNeXt-50's grouped 3x3 convs, gathered per group, 63 % of its convs' time: 25.1 -> 12.1 ms
+// at 1 thread of a Zen 5). Blocks of at most half a tile's channels (a group's 4-16) take the
+// narrow tiles. MINFER_CPU_INT8_IMPLICIT=0 turns this off (prepare() has the exceptions: too
+// short tiles, too much lane padding, too large a copy).
 // Taps in the padding are skipped where whole kernel rows or columns fall in it: the top and
 // bottom output rows run fewer kernel rows, and the left and right output columns, in tiles
 // down the plane, fewer kernel columns (a 14x14 plane's 3x3 convs 7 % faster, 7x7 ones 14 %;
@@ -64,7 +67,7 @@ class QConvKernel final : public Kernel {
   // holds the skipped taps' constant (padded as Packed::init).
   struct KernelRows {
     int64_t ky0, ky1;
-    std::vector<int32_t> init;
+    std::vector<int32_t> init;  // init_without()
   };
   struct EdgeColumn {
     int64_t ox, kx0, kx1;
@@ -84,16 +87,20 @@ class QConvKernel final : public Kernel {
   void store_tile(const q8::RequantParams& rq, int32_t* c, int rows, int64_t p, int64_t g,
                   int64_t b, const int8_t* z, void* y, int64_t pixel_step = 1) const;
 
-  // The implicit GEMM: the padded copy of every image (pad_h_ x pad_w_ pixels), then output
-  // rows [y0, y1) (of n * oh) times channel blocks [b0, b1).
+  // The implicit GEMM: the padded copy of every image (pad_h_ x pad_w_ pixels; of each group,
+  // group after group), then output rows [y0, y1) (of n * oh) times channel blocks [b0, b1)
+  // (of every group's blocks, group after group).
   void pad_input(const int8_t* x, uint8_t* padded, int threads) const;
-  int64_t pixel_bytes() const { return d_.c * (4 / kern_->kstep); }  // a pixel of the copy
+  // A pixel of the copy: its group's channels (each group's pixels are a copy of their own).
+  int64_t pixel_bytes() const { return d_.cg * (4 / kern_->kstep); }
   void run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b0,
                 int64_t b1) const;
   void run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded, int threads) const;
-  // Edge column `column` of output rows [y0, y1), channel block b; c is the tile buffer.
+  // Edge column `column` of output rows [y0, y1), channel block b of group g (whose copy is at
+  // padded); c is the tile buffer.
   void run_column(const uint8_t* padded, const EdgeColumn& column, const q8::RequantParams& rq,
-                  const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b, int32_t* c) const;
+                  const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t g, int64_t b,
+                  int32_t* c) const;
   // The implicit GEMM's output pixels whose taps reach into the padding skip those taps (all
   // zero points, adding only a constant per channel, which goes into their init instead).
   // Rows at the image's top and bottom skip kernel rows; pixels at its left and right edges
@@ -101,7 +108,8 @@ class QConvKernel final : public Kernel {
   // other pixels' tiles keep enough rows.
   void prepare_edge_rows();
   void prepare_edge_columns();
-  // The init of the packed weights less the taps outside [ky0, ky1) x [kx0, kx1).
+  // The init of the packed weights less the taps outside [ky0, ky1) x [kx0, kx1): every
+  // group's, one after another (each padded as Packed::init).
   std::vector<int32_t> init_without(int64_t ky0, int64_t ky1, int64_t kx0, int64_t kx1) const;
 
   Dims d_;
@@ -121,7 +129,7 @@ class QConvKernel final : public Kernel {
   struct Packed {
     std::vector<q8::PackedWeights> weights;  // per group
     std::vector<std::vector<int32_t>> init;  // per group: bias - offset * row sums, padded
-    std::vector<int64_t> tap_sums;  // one group: per channel j and tap t, [j * kh * kw + t]
+    std::vector<int64_t> tap_sums;  // per channel j and tap t, [j * kh * kw + t]
   };
   std::shared_ptr<const Packed> packed_;  // shared by the session's plans of every shape
   q8::Requant rq_;
