@@ -120,7 +120,12 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   if (residual) ctx.overwrites_input = 3;
   x_zero_point_ = int8::x_zero_point(node);
 
-  kern_ = &q8::micro_kernels(active_isa());
+  // AMX's tiles take 64 bytes of k and 16 channels a row: a grouped conv's rows (ResNeXt's 36
+  // bytes, 4 channels a group) would fill a sixteenth of them, on im2col copies. Grouped convs
+  // take the VNNI level's implicit GEMM there (int8 ResNeXt-50 at 1 thread of a Sapphire
+  // Rapids: see docs/performance.md).
+  const Isa isa = d_.group > 1 && active_isa() == Isa::amx ? Isa::avx512_vnni : active_isa();
+  kern_ = &q8::micro_kernels(isa);
   requant_ = q8::requant_kernels(kern_->isa).tile;
   const q8::MicroKernels& geo = *kern_;
   const int64_t K = d_.k();
@@ -167,7 +172,7 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   const int nr = geo.nr;
   const size_t bytes = size_t(d.m) * size_t(kq_ * 4 + 8 + taps * 8);
   packed_ = ctx.share<Packed>(
-      std::string("cpu.qconv.isa.") + isa_name(active_isa()) + ".x" +
+      std::string("cpu.qconv.isa.") + isa_name(kern_->isa) + ".x" +
           std::to_string(x_zero_point_) + ".k" + std::to_string(k_packed),
       bytes, [&] {
         auto packed = std::make_shared<Packed>();
