@@ -28,8 +28,9 @@
 // put the output channels in the lanes instead (conv_small_plane.h; "small-plane <isa>";
 // MINFER_CPU_SMALL_PLANE=0 turns it off), and so do larger planes' stride-2 convs on AVX-512
 // (AMD's cores), as an implicit GEMM on a padded copy of the input with no im2col
-// (conv_strided.h; "strided <isa>"; MINFER_CPU_STRIDED=0/1 turns it off or on). A 1x1 conv on
-// a 1x1 plane (the fully connected layers of squeeze-and-excitation blocks) is a product of
+// (conv_strided.h; "strided <isa>"; MINFER_CPU_STRIDED=0/1 turns it off or on), and grouped
+// convs larger than 1x1 on every CPU, per group (MINFER_CPU_GROUPED=0 turns them off). A 1x1
+// conv on a 1x1 plane (the fully connected layers of squeeze-and-excitation blocks) is a product of
 // [N, C] with W^T: PackedRhs's tiles with the output channels in the lanes ("vector <isa>"),
 // where ConvGemm's tiles would spend all but one of their columns on nothing. Dilated convs
 // whose taps read mostly padding (a DeepLabv3's ASPP) sum only the taps that read the input,
