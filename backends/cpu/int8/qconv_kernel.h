@@ -91,8 +91,13 @@ class QConvKernel final : public Kernel {
   // group after group), then output rows [y0, y1) (of n * oh) times channel blocks [b0, b1)
   // (of every group's blocks, group after group).
   void pad_input(const int8_t* x, uint8_t* padded, int threads) const;
-  // A pixel of the copy: its group's channels (each group's pixels are a copy of their own).
-  int64_t pixel_bytes() const { return d_.cg * (4 / kern_->kstep); }
+  // A pixel of the copy: its pack's channels (each pack's pixels are a copy of their own).
+  int64_t pixel_bytes() const { return d_.cg * interleave_ * (4 / kern_->kstep); }
+  // Packs of interleave_ groups, the unit of the packed weights and of the copy: its lanes
+  // (output channels), lane l computing the pack's channel pack_channel(l).
+  int64_t packs() const { return d_.group / interleave_; }
+  int64_t pack_lanes() const { return d_.mg * interleave_; }
+  int64_t pack_channel(int64_t l) const { return l % interleave_ * d_.mg + l / interleave_; }
   void run_rows(const uint8_t* padded, const int8_t* z, void* y, int64_t y0, int64_t y1, int64_t b0,
                 int64_t b1) const;
   void run_implicit(const int8_t* x, const int8_t* z, void* y, uint8_t* padded, int threads) const;
@@ -117,6 +122,7 @@ class QConvKernel final : public Kernel {
   bool signed_rows_ = false;       // and the tiles read them in place (TileRows::signed_rows)
   bool contiguous_taps_ = false;   // dilation 1 along x, one group: a kernel row is one run
   bool implicit_ = false;          // kernel rows read in place from a padded copy of the input
+  int64_t interleave_ = 1;         // groups side by side in a tile's lanes (implicit only)
   int64_t pad_h_ = 0, pad_w_ = 0;  // that copy's pixels per image (the taps' extent)
   int64_t padded_bytes_ = 0;       // the copy's size (all images)
   int64_t run_lanes_ = 0;          // lanes per kernel row (whole, and padded where they end)
@@ -127,8 +133,8 @@ class QConvKernel final : public Kernel {
   const q8::MicroKernels* kern_ = nullptr;  // the ISA level's micro-kernel and its geometry
   q8::RequantTile requant_ = nullptr;       // and its output stage
   struct Packed {
-    std::vector<q8::PackedWeights> weights;  // per group
-    std::vector<std::vector<int32_t>> init;  // per group: bias - offset * row sums, padded
+    std::vector<q8::PackedWeights> weights;  // per pack of groups
+    std::vector<std::vector<int32_t>> init;  // per pack: bias - offset * row sums, padded
     std::vector<int64_t> tap_sums;  // per channel j and tap t, [j * kh * kw + t]
   };
   std::shared_ptr<const Packed> packed_;  // shared by the session's plans of every shape

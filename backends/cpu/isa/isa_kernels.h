@@ -36,6 +36,11 @@ struct TileRows {
   // MicroKernels::signed_rows): the tile flips each lane's sign bits (x ^ 0x80) as it
   // broadcasts the lane.
   bool signed_rows = false;
+  // Groups side by side in the channels (the narrow tile only; 1, 2 or 4): each step of a row
+  // is `interleave` lanes, one per group, broadcast in turn across the vector, so that the
+  // weights' channel lane j takes group j % interleave's (run_lanes and weight_lanes count
+  // steps); C's sums come out in the groups' channel order (group after group).
+  int interleave = 1;
 };
 // C[r * nr + j] = init[j] + sum over the lanes of row r (r < rows <= mr) times the packed
 // weight block b (runs * run_lanes lanes x nr channels x 4 bytes).

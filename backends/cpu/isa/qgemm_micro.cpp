@@ -36,13 +36,55 @@ constexpr bool kSignedRows = MINFER_ISA_VNNI && !kAmx;
 // per step for that many products (24 rows on 32 registers, 12 on 16).
 constexpr int kNarrowMr = kAmx ? 0 : MINFER_ISA_WIDE ? 24 : 12;
 
+// The I lanes (4 bytes each) at p repeated across a vector: one lane broadcast, or I groups'
+// lanes side by side (TileRows::interleave), each a load that broadcasts.
+template <int I>
+static inline VI32 splat_lanes(const uint8_t* p) {
+  if constexpr (I == 1) {
+    int32_t lane;  // 2 int16 or 4 uint8 activations
+    std::memcpy(&lane, p, 4);
+    return splat_i32(lane);
+  } else if constexpr (I == 2) {
+    long long lanes;
+    std::memcpy(&lanes, p, 8);
+#if MINFER_ISA_WIDE
+    return _mm512_set1_epi64(lanes);
+#else
+    return _mm256_set1_epi64x(lanes);
+#endif
+  } else {
+    const __m128i lanes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+#if MINFER_ISA_WIDE
+    // (The all-lanes masked form: GCC 12's _mm512_broadcast_i32x4 warns, maybe-uninitialized.)
+    return _mm512_maskz_broadcast_i32x4(0xffff, lanes);
+#else
+    return _mm256_broadcastsi128_si256(lanes);
+#endif
+  }
+}
+
+// The sums of interleaved groups (lane l: channel l / I of group l % I) in channel order
+// (channel j of group i at lane i * lanes / I + j).
+template <int I>
+static inline VI32 channel_order(VI32 v) {
+  constexpr int kGroupLanes = kI32Lanes / I;
+  alignas(64) int32_t from[kI32Lanes];
+  for (int j = 0; j < kI32Lanes; ++j) from[j] = j % kGroupLanes * I + j / kGroupLanes;
+#if MINFER_ISA_WIDE
+  return _mm512_maskz_permutexvar_epi32(0xffff, load_i32(from), v);  // (GCC 12: see splat_lanes)
+#else
+  return _mm256_permutevar8x32_epi32(v, load_i32(from));
+#endif
+}
+
 // R rows x V vectors (2: a whole block; 1: its first half). kRuns: more than one run per row (a
 // separate instance: the run loop's registers made the one-run tiles of im2col rows 1-5 %
 // slower on short products). kPrefetch: one of rows.prefetch_lines asked for per step (its own
 // instance too: the check made MobileNet v2's 1x1 convs of 16 to 32 channels, 4 to 8 steps a
 // tile, 4-5 % slower). kFlip: rows.signed_rows (VNNI; the xor takes the broadcast's load as
-// its operand, one instruction).
-template <int R, int V, bool kRuns, bool kPrefetch, bool kFlip>
+// its operand, one instruction). I: rows.interleave (a step of I lanes; the sums permuted into
+// channel order as they are stored).
+template <int R, int V, bool kRuns, bool kPrefetch, bool kFlip, int I = 1>
 void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32_t* c) {
   VI32 acc[R][V];
 #pragma GCC unroll 2
@@ -68,9 +110,7 @@ void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32
       for (int v = 0; v < V; ++v) bv[v] = load_i32(b + q * kNr * 4 + v * kI32Lanes * 4);
 #pragma GCC unroll 24
       for (int r = 0; r < R; ++r) {
-        int32_t lane;  // 2 int16 or 4 uint8 activations
-        std::memcpy(&lane, a + r * a_stride + q * 4, 4);
-        VI32 av = splat_i32(lane);
+        VI32 av = splat_lanes<I>(a + r * a_stride + q * 4 * I);
 #if MINFER_ISA_VNNI
         if constexpr (kFlip) av = xor_i32(av, splat_i32(int32_t(0x80808080u)));
 #endif
@@ -88,25 +128,33 @@ void tile(const q8::TileRows& rows, const uint8_t* b, const int32_t* init, int32
 #pragma GCC unroll 24
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
-    for (int v = 0; v < V; ++v) store_i32(c + r * kNr + v * kI32Lanes, acc[r][v]);
+    for (int v = 0; v < V; ++v) {
+      if constexpr (I > 1) acc[r][v] = channel_order<I>(acc[r][v]);
+      store_i32(c + r * kNr + v * kI32Lanes, acc[r][v]);
+    }
 }
 
 // tile<rows> for a run-time rows in [1, R].
-template <int R, int V, bool kRuns, bool kPrefetch, bool kFlip = false>
+template <int R, int V, bool kRuns, bool kPrefetch, bool kFlip = false, int I = 1>
 void tile_rows(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
   if constexpr (R <= 1) {
-    tile<1, V, kRuns, kPrefetch, kFlip>(a, b, init, c);
+    tile<1, V, kRuns, kPrefetch, kFlip, I>(a, b, init, c);
   } else {
     if (rows >= R)
-      tile<R, V, kRuns, kPrefetch, kFlip>(a, b, init, c);
+      tile<R, V, kRuns, kPrefetch, kFlip, I>(a, b, init, c);
     else
-      tile_rows<R - 1, V, kRuns, kPrefetch, kFlip>(rows, a, b, init, c);
+      tile_rows<R - 1, V, kRuns, kPrefetch, kFlip, I>(rows, a, b, init, c);
   }
 }
 
 // The instance for a's runs and prefetching.
 template <int R, int V>
 void any_tile(int rows, const q8::TileRows& a, const uint8_t* b, const int32_t* init, int32_t* c) {
+  if constexpr (V == 1) {
+    // Interleaved groups (the implicit GEMM's: runs, no prefetching, no signed rows).
+    if (a.interleave == 4) return tile_rows<R, V, true, false, false, 4>(rows, a, b, init, c);
+    if (a.interleave == 2) return tile_rows<R, V, true, false, false, 2>(rows, a, b, init, c);
+  }
   if constexpr (kSignedRows) {
     if (a.signed_rows) {
       if (a.prefetch_lines > 0) return tile_rows<R, V, false, true, true>(rows, a, b, init, c);
