@@ -69,6 +69,9 @@ class StridedConv {
   // -> 1.89 ms; its 28x28 output, rows of 6, 6, 6, 5, 5, 0.98 of the time in the model).
   static constexpr int64_t kMaxSpan = 3;
   static int64_t span_rows(int64_t width, const f32::StridedConvKernels& kernels);
+  // The output rows of a unit of work: span_, or for grouped convs as many whole spans as leave
+  // about 8 units a thread.
+  int64_t unit_rows(int threads) const;
   // The padded copy of one image: per plane ph_ rows of pw_ positions (of interleave_ floats),
   // plane_ floats apart.
   void pad_image(const float* x, float* xp, int threads) const;
