@@ -144,6 +144,21 @@ void check_path(const SmallCase& c, const std::vector<Tensor>& in, const Shape& 
   }
 }
 
+// Each case at every ISA level takes the strided path and matches the reference; with the
+// switch `off` set to 0 it takes another path.
+template <size_t N>
+void check_strided_path(const SmallCase (&cases)[N], const char* off, std::mt19937& rng) {
+  test::for_each_isa([&](cpu::Isa) {
+    for (const SmallCase& c : cases) {
+      const Shape ys = output_shape(c);
+      const std::vector<Tensor> in = make_inputs(c, ys, rng);
+      const Tensor want = expected(c, in);
+      check_path(c, in, ys, want, "strided ");
+      check_off(c, in, ys, want, off, "strided");
+    }
+  });
+}
+
 }  // namespace
 
 TEST_CASE("cpu Conv puts the channels in the lanes on small planes", "[cpu]") {
@@ -211,15 +226,7 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM", "[cpu]") {
   };
   std::mt19937 rng(7);
   test::ScopedEnv on("MINFER_CPU_STRIDED", "1");  // (by default on AMD's CPUs only)
-  test::for_each_isa([&](cpu::Isa) {
-    for (const SmallCase& c : cases) {
-      const Shape ys = output_shape(c);
-      const std::vector<Tensor> in = make_inputs(c, ys, rng);
-      const Tensor want = expected(c, in);
-      check_path(c, in, ys, want, "strided ");
-      check_off(c, in, ys, want, "MINFER_CPU_STRIDED", "strided");
-    }
-  });
+  check_strided_path(cases, "MINFER_CPU_STRIDED", rng);
 }
 
 TEST_CASE("cpu Conv runs grouped convs with each group's output channels in the lanes", "[cpu]") {
@@ -247,15 +254,7 @@ TEST_CASE("cpu Conv runs grouped convs with each group's output channels in the 
        {48, 6, 5, 5}, {1, 1}, {2, 2, 2, 2}, true, false, 2, 4},
   };
   std::mt19937 rng(11);
-  test::for_each_isa([&](cpu::Isa) {
-    for (const SmallCase& c : cases) {
-      const Shape ys = output_shape(c);
-      const std::vector<Tensor> in = make_inputs(c, ys, rng);
-      const Tensor want = expected(c, in);
-      check_path(c, in, ys, want, "strided ");
-      check_off(c, in, ys, want, "MINFER_CPU_GROUPED", "strided");
-    }
-  });
+  check_strided_path(cases, "MINFER_CPU_GROUPED", rng);
 }
 
 TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a stride of 2, on AMD",
