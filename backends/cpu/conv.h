@@ -8,7 +8,7 @@
 // and `activation_max` (see epilogue.h). Plain ONNX Conv has none of the extras.
 //
 // Strategy: a 1x1, stride-1, unpadded conv is a GEMM on the input itself; depthwise convs
-// (one input channel per group) use a direct loop (3x3 and 5x5 at stride 1 or 2 with K/2 of
+// (one input channel per group) use a direct loop (3x3, 5x5 and 7x7 at stride 1 or 2 with K/2 of
 // padding: the vectorized plane kernels of depthwise.h, or on small planes the kernel of
 // depthwise_channels.h, 8 or 16 channels per vector); everything else is im2col into the
 // workspace, a tile of output columns at a time, followed by a GEMM. Constant weights are

@@ -28,7 +28,8 @@ const f32::DepthwiseChannelKernels* active_channel_kernels() {
 DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
                                         int64_t dw, int64_t pad_t, int64_t pad_l, int64_t h,
                                         int64_t w, int64_t oh, int64_t ow) {
-  if (kh != kw || sh != sw || dh != 1 || dw != 1 || (kh != 3 && kh != 5) || (sh != 1 && sh != 2))
+  if (kh != kw || sh != sw || dh != 1 || dw != 1 || (kh != 3 && kh != 5 && kh != 7) ||
+      (sh != 1 && sh != 2))
     return nullptr;
   const int64_t p = kh / 2;
   // The padded plane must hold every tap: no more padding after than K / 2.
@@ -36,7 +37,7 @@ DepthwisePlaneFn depthwise_plane_kernel(int64_t kh, int64_t kw, int64_t sh, int6
       (ow - 1) * sw + kw > w + 2 * p)
     return nullptr;
   const f32::DepthwisePlanes* planes = active_planes();
-  return planes ? planes->plane[kh == 5][sh == 2] : nullptr;
+  return planes ? planes->plane[(kh - 3) / 2][sh == 2] : nullptr;
 }
 
 int depthwise_plane_isa() {
@@ -111,8 +112,8 @@ DepthwiseChannelsKernel depthwise_channels_kernel(int64_t k, int64_t s, int64_t 
                                                   int64_t oh, int64_t ow) {
   DepthwiseChannelsKernel r;
   const f32::DepthwiseChannelKernels* t = active_channel_kernels();
-  if (!t || (k != 3 && k != 5) || (s != 1 && s != 2)) return r;
-  r.fn = t->kernel[k == 5][s == 2];
+  if (!t || (k != 3 && k != 5 && k != 7) || (s != 1 && s != 2)) return r;
+  r.fn = t->kernel[(k - 3) / 2][s == 2];
   r.lanes = t->lanes;
   r.isa = static_cast<int>(t->isa);
   r.scratch_floats = t->scratch_floats(h, w, oh, ow, k, s);
@@ -154,6 +155,12 @@ bool depthwise_channels_pays(int64_t k, int64_t oh, int64_t ow) {
   // EfficientNet-B0 layers on a Zen 5: 0.5-0.7x at 28x28 (stride 1 and 2), even at 14x14,
   // 1.4-2x faster at 7x7. The 5x5 plane kernel (a padded copy, rows 16 floats at a time) lost
   // everywhere there: 1.2-1.3x slower at 112x112, 1.7x at 56x56, 3-10x at 28x28 and less.
+  // 7x7 (ConvNeXt's, 49 taps) on every plane and level: one conv alone, 1 thread of a Zen 5,
+  // ms against the plane kernel: 0.56 -> 0.25 (96 channels, 56x56), 0.75 -> 0.13 (192, 28x28),
+  // 0.82 -> 0.06 (384, 14x14); at MINFER_ISA=avx2 0.60 -> 0.42 on 56x56. Up to 64x64: its
+  // scratch holds W padded planes and their sums (0.6 MB a thread at 64x64 on AVX-512).
+  constexpr int64_t kMaxChannels7x7Plane = 64 * 64;
+  if (k == 7) return oh * ow <= kMaxChannels7x7Plane;
   const f32::DepthwisePlanes* planes = active_planes();
   if (planes && planes->isa >= Isa::avx512) return k == 5 || oh * ow < 14 * 14;
   // Else (Zen 3, AVX2): 1.2x (28x28) to 4x (7x7) faster, and 2x to 9x at stride 2 (whose plane

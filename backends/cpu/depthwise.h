@@ -1,4 +1,4 @@
-// Depthwise K x K convolutions (K = 3 or 5, stride 1 or 2, dilation 1, K/2 zeros of padding
+// Depthwise K x K convolutions (K = 3, 5 or 7, stride 1 or 2, dilation 1, K/2 zeros of padding
 // before each dimension): one channel plane at a time, copied once into a zero-padded
 // scratch plane (for stride 2, split into its even and odd columns), so that every output row
 // is a sum of K * K shifted rows with no bounds checks, vectorized across the row and written

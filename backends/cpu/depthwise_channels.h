@@ -1,4 +1,4 @@
-// Depthwise K x K convolutions (K = 3 or 5, stride 1 or 2) on small planes, W channels at a
+// Depthwise K x K convolutions (K = 3, 5 or 7, stride 1 or 2) on small planes, W channels at a
 // time with the channels as the vector lanes (W = 8 on AVX2, 16 on AVX-512: the kernels are
 // compiled per ISA level, backends/cpu/isa/depthwise_channels.cpp): the W input planes are
 // transposed into one zero-padded scratch plane of W-float pixels, each output pixel is then
@@ -60,7 +60,7 @@ struct DepthwiseNhwc {
   int64_t d = 1;          // the dilation of both dims
 };
 using DepthwiseNhwcFn = void (*)(const DepthwiseNhwc&);
-// The kernel for K x K (K = 3 or 5) at stride s (1 or 2) at the active ISA level, or null.
+// The kernel for K x K (K = 3, 5 or 7) at stride s (1 or 2) at the active ISA level, or null.
 DepthwiseNhwcFn depthwise_nhwc_kernel(int64_t k, int64_t s);
 
 // The kernel for K x K at stride s (K = kh = kw, s = sh = sw) on an h x w plane with an oh x ow

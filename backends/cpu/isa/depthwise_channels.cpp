@@ -622,7 +622,9 @@ extern const f32::DepthwiseChannelKernels kDepthwiseChannels;
 const f32::DepthwiseChannelKernels kDepthwiseChannels{
     static_cast<Isa>(MINFER_ISA_LEVEL),
     W,
-    {{channels<3, 1>, channels<3, 2>}, {channels<5, 1>, channels<5, 2>}},
+    {{channels<3, 1>, channels<3, 2>},
+     {channels<5, 1>, channels<5, 2>},
+     {channels<7, 1>, channels<7, 2>}},
     scratch_floats,
     {{nhwc<3, 1>, nhwc<3, 2>}, {nhwc<5, 1>, nhwc<5, 2>}}};
 

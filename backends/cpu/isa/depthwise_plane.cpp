@@ -456,6 +456,7 @@ void plane(const DepthwisePlane& a) {
 
 extern const f32::DepthwisePlanes kDepthwisePlanes;
 const f32::DepthwisePlanes kDepthwisePlanes{
-    static_cast<Isa>(MINFER_ISA_LEVEL), {{plane<3, 1>, plane<3, 2>}, {plane<5, 1>, plane<5, 2>}}};
+    static_cast<Isa>(MINFER_ISA_LEVEL),
+    {{plane<3, 1>, plane<3, 2>}, {plane<5, 1>, plane<5, 2>}, {plane<7, 1>, plane<7, 2>}}};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS

@@ -288,19 +288,20 @@ struct StridedConvKernels {
 };
 
 // The depthwise plane kernels of one ISA level (backends/cpu/isa/depthwise_plane.cpp), by
-// [K == 5][stride == 2]: K x K, stride 1 or 2 (depthwise.h).
+// [(K - 3) / 2][stride == 2]: K x K (3, 5 or 7), stride 1 or 2 (depthwise.h).
 struct DepthwisePlanes {
   Isa isa;
-  void (*plane[2][2])(const DepthwisePlane&);
+  void (*plane[3][2])(const DepthwisePlane&);
 };
 
 // The depthwise channels-as-lanes kernels of one ISA level (backends/cpu/isa/
-// depthwise_channels.cpp), `lanes` channels per vector, by [K == 5][stride == 2], and the
-// scratch their layout needs; nhwc: the channels-last kernels, likewise by [K == 5][stride == 2].
+// depthwise_channels.cpp), `lanes` channels per vector, by [(K - 3) / 2][stride == 2] (K = 3, 5
+// or 7), and the scratch their layout needs; nhwc: the channels-last kernels, by [K == 5][stride
+// == 2] (K = 3 or 5).
 struct DepthwiseChannelKernels {
   Isa isa;
   int lanes;
-  void (*kernel[2][2])(const DepthwiseChannels&);
+  void (*kernel[3][2])(const DepthwiseChannels&);
   size_t (*scratch_floats)(int64_t h, int64_t w, int64_t oh, int64_t ow, int64_t k, int64_t s);
   void (*nhwc[2][2])(const DepthwiseNhwc&);
 };
