@@ -20,7 +20,7 @@
 // ConvGemm instead (conv_gemm.h: the input or a row-major im2col tile read in place, the whole
 // epilogue in registers; variant() "direct <isa>"), and so does every conv where ConvGemm's
 // tiles are AVX-512 (Eigen is built for AVX2; ConvGemm::pays). 3x3 stride-1 convs with
-// constant weights, at least 32 channels in and out and output planes of at least 14x14 run
+// constant weights, at least 32 channels in and out and output planes of at least 12x12 run
 // Winograd F(4x4, 3x3) instead (winograd.h: 36 GEMMs on transformed tiles, 4x fewer
 // multiplications, on ConvGemm's tiles under the same rule; MINFER_CPU_WINOGRAD=0 turns it
 // off); its variant() then says "winograd" ("winograd <isa>" on ConvGemm's tiles). Ungrouped

@@ -31,10 +31,14 @@ namespace minfer::cpu {
 // 36/9 = 4x the weights' memory, and the last stage of ResNets (7x7 outputs: 4 tiles of which
 // 15/16 of the second row and column are padding) holds most of a network's 3x3 weights
 // while gaining little: the output plane must be at least kWinogradMinPlane on each side.
+// (12x12 and 13x13 pay, 3 or 4 tiles a side: SqueezeNet 1.1's and AlexNet's last convs, a
+// ResNet's third stage at 192-208 inputs; at 1 thread of a Zen 5 SqueezeNet 1.1 3.74 -> 3.26
+// ms, AlexNet 15.2 -> 12.6, ResNet-18 at 208x208 11.7 -> 10.0, ResNet-50 at 192x192 25.3 ->
+// 23.4; at MINFER_ISA=avx2 ResNet-18 at 208x208 19.1 -> 16.0.)
 // The transforms cost per tile in proportion to C + M and the GEMMs to C * M: with 16
 // channels (CIFAR ResNets' first stage, 32x32) Winograd measured no faster than im2col, with
 // 32 (16x16) about even to 1.5x faster, with 64 and more 2-2.3x.
-constexpr int64_t kWinogradMinPlane = 14;
+constexpr int64_t kWinogradMinPlane = 12;
 constexpr int64_t kWinogradMinChannels = 32;
 
 // False when the environment sets MINFER_CPU_WINOGRAD=0 (A/B benchmarks, a fallback).
