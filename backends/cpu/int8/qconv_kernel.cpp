@@ -401,11 +401,8 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
     const int64_t s1 = std::min(p1, s0 + sweep);
     for (int64_t b = b0; b < b1; ++b) {
       const int32_t* init = packed_->init[g].data() + b * geo.nr;
-      // A block of at most half the tile's channels: the narrow tiles (MobileNet v2's 32 -> 16
-      // 1x1 conv on 112x112: 0.042 -> 0.034 ms, Zen 5).
-      const bool narrow = geo.narrow && d_.mg - b * geo.nr <= geo.nr / 2;
-      const q8::MicroKernel tile = narrow ? geo.narrow : geo.micro;
-      const int64_t mr = narrow ? geo.narrow_mr : geo.mr, tiles = ceil_div(p1 - p0, mr);
+      const auto [tile, mr] = block_tile(b);
+      const int64_t tiles = ceil_div(p1 - p0, mr);
       for (int64_t r0 = s0; r0 < s1; r0 += mr) {
         const int rows = static_cast<int>(std::min<int64_t>(mr, s1 - r0));
         const uint8_t* rows_of_a = signed_rows_
@@ -419,6 +416,14 @@ void QConvKernel::run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0
       }
     }
   }
+}
+
+QConvKernel::BlockTile QConvKernel::block_tile(int64_t b) const {
+  // A block of at most half the tile's channels (a layer's last, a grouped conv's 4-16): the
+  // narrow tiles (MobileNet v2's 32 -> 16 1x1 conv on 112x112: 0.042 -> 0.034 ms, Zen 5).
+  if (kern_->narrow && pack_lanes() - b * kern_->nr <= kern_->nr / 2)
+    return {kern_->narrow, kern_->narrow_mr};
+  return {kern_->micro, kern_->mr};
 }
 
 void QConvKernel::store_tile(const q8::RequantParams& rq, int32_t* c, int rows, int64_t p,
@@ -489,12 +494,10 @@ void QConvKernel::run_rows(const uint8_t* padded, const int8_t* z, void* y, int6
     const int64_t next_end = std::min(pack_blocks, b1 - g * pack_blocks);
     const uint8_t* pack_copy = padded + g * d_.n * pad_h_ * row_bytes;
     const int64_t init_at = g * pack_blocks * geo.nr + b * geo.nr;
-    // A block of at most half the tile's channels (a grouped conv's 4-16): the narrow tiles.
-    const bool narrow = geo.narrow && pack_lanes() - b * geo.nr <= geo.nr / 2;
-    const q8::MicroKernel tile = narrow ? geo.narrow : geo.micro;
+    const auto [tile, mr] = block_tile(b);
     // An output row's pixels (but its edge columns') in near-equal tiles (56 as 4 x 11 + 12):
     // each tile's pixels are sw pixels apart in the copy, its kernel rows one row apart.
-    const int tiles = static_cast<int>(ceil_div(inner, narrow ? geo.narrow_mr : geo.mr));
+    const int tiles = static_cast<int>(ceil_div(inner, mr));
     for (int64_t out_row = y0; out_row < y1; ++out_row) {
       const int64_t image = out_row / d_.oh, oy = out_row % d_.oh;
       // An edge row runs its kernel rows inside the image only: [ky0, ky1) of the copy's rows
@@ -538,12 +541,11 @@ void QConvKernel::run_column(const uint8_t* padded, const EdgeColumn& column,
   const q8::PackedWeights& pw = packed_->weights[size_t(g)];
   const uint8_t* weights = pw.block(b) + column.kx0 * tap_lanes * geo.nr * 4;
   const int32_t* init = column.init.data() + (g * pw.blocks() + b) * geo.nr;
-  const bool narrow = geo.narrow && pack_lanes() - b * geo.nr <= geo.nr / 2;
-  const q8::MicroKernel tile = narrow ? geo.narrow : geo.micro;
+  const auto [tile, mr] = block_tile(b);
   for (int64_t r0 = y0; r0 < y1;) {
     // The rows of one image: near-equal tiles down the column.
     const int64_t image = r0 / d_.oh, r1 = std::min(y1, (image + 1) * d_.oh);
-    const int tiles = static_cast<int>(ceil_div(r1 - r0, narrow ? geo.narrow_mr : geo.mr));
+    const int tiles = static_cast<int>(ceil_div(r1 - r0, mr));
     for (int t = 0; t < tiles; ++t) {
       const int64_t out_row = r0 + split_begin(r1 - r0, tiles, t);
       const int n = static_cast<int>(r0 + split_begin(r1 - r0, tiles, t + 1) - out_row);

@@ -81,6 +81,12 @@ class QConvKernel final : public Kernel {
   void pack_rows(const int8_t* x, int64_t p0, int64_t p1, int64_t g, uint8_t* a) const;
   void run_task(const int8_t* x, const int8_t* z, void* y, int64_t p0, int64_t p1, int64_t g,
                 int64_t b0, int64_t b1, uint8_t* workspace) const;
+  // The micro-kernel for channel block b of a pack, and its rows per tile.
+  struct BlockTile {
+    q8::MicroKernel fn;
+    int64_t mr;
+  };
+  BlockTile block_tile(int64_t b) const;
   // Writes tile c (rows x nr int32 sums) of output pixels [p, p + rows), channel block b of
   // group g: requantized to int8 (rq = rq_.params(), plus the residual z) or dequantized.
   // Its rows' pixels are pixel_step apart (an edge column's: a row of the output).
