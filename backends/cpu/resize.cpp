@@ -78,7 +78,8 @@ class ResizeKernel final : public Kernel {
   }
 
  private:
-  int64_t scratch_floats() const { return in_h_ * out_w_; }
+  // One part's rows, on cache lines of their own (parts sharing a line slow each other).
+  int64_t scratch_floats() const { return round_up(in_h_ * out_w_, 16); }
 
   void resize_plane(const float* x, float* y, float* scratch) const {
     // Along W: every input row to out_w_ columns.
