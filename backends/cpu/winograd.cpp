@@ -69,8 +69,8 @@ inline void output_1d(const float* m, int64_t ms, float* o, int64_t os) {
 bool winograd_enabled() { return env_switch("MINFER_CPU_WINOGRAD", true); }
 
 bool winograd_pays(const WinogradShape& s) {
-  return s.c >= kWinogradMinChannels && s.m >= kWinogradMinChannels &&
-         s.oh >= kWinogradMinPlane && s.ow >= kWinogradMinPlane;
+  return s.c >= kWinogradMinInputChannels && s.m >= 1 && s.oh >= kWinogradMinPlane &&
+         s.ow >= kWinogradMinPlane;
 }
 
 int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
@@ -90,7 +90,9 @@ int64_t WinogradConv::prepare(PrepareContext& ctx, const WinogradShape& s,
   const int64_t align = direct ? fp32_micro_kernels().nr : kAlignCols;
   block_ = std::max(align, kBlockBytes / (kPoints * (s.c + s.m) * int64_t(sizeof(float))) /
                                align * align);
-  ld_ = round_up(block_, kLanes);
+  // The workspace holds no more tiles than this batch has (a small plane's few channels would
+  // otherwise take the whole L2 budget per thread: 512 KB for a 16x16 plane's 64 tiles).
+  ld_ = round_up(std::min(block_, round_up(s.n * tiles_, align)), kLanes);
   const int64_t m = s.m, c = s.c, block = block_;
   // U = G g G^T per (output, input) channel pair, in double, stored as 36 [M, C].
   auto transform_weights = [&] {

@@ -35,11 +35,14 @@ namespace minfer::cpu {
 // ResNet's third stage at 192-208 inputs; at 1 thread of a Zen 5 SqueezeNet 1.1 3.74 -> 3.26
 // ms, AlexNet 15.2 -> 12.6, ResNet-18 at 208x208 11.7 -> 10.0, ResNet-50 at 192x192 25.3 ->
 // 23.4; at MINFER_ISA=avx2 ResNet-18 at 208x208 19.1 -> 16.0.)
-// The transforms cost per tile in proportion to C + M and the GEMMs to C * M: with 16
-// channels (CIFAR ResNets' first stage, 32x32) Winograd measured no faster than im2col, with
-// 32 (16x16) about even to 1.5x faster, with 64 and more 2-2.3x.
+// The transforms cost per tile in proportion to C + M and the GEMMs to C * M, where im2col's
+// product does 4x the multiplications: from 8 input channels Winograd is the faster, whatever
+// the output channels (1 thread of a Zen 5, AVX-512 and MINFER_ISA=avx2: 8 -> 8-64 channels
+// 1.4-1.8x faster than im2col, 16 -> 16-64 2-3.4x (SqueezeNet's 16 -> 64 on 55x55 0.32 ->
+// 0.18 ms), 64 -> 1 or 4 2-3.3x); from 4 only with few output channels (4 -> 64 on 224x224
+// 1.22x slower), from 2 or 3 never (3 -> 64 on 224x224 1.57x slower).
 constexpr int64_t kWinogradMinPlane = 12;
-constexpr int64_t kWinogradMinChannels = 32;
+constexpr int64_t kWinogradMinInputChannels = 8;
 
 // False when the environment sets MINFER_CPU_WINOGRAD=0 (A/B benchmarks, a fallback).
 bool winograd_enabled();

@@ -85,7 +85,9 @@ std::vector<double> exact_conv(const WinoCase& c, const std::vector<Tensor>& in,
 }
 
 const WinoCase kCases[] = {
-    {"the smallest plane and channel counts that take Winograd", {1, 32, 12, 12}, 32, {1, 1, 1, 1}, false, false, 0},
+    {"the smallest plane and channel counts that take Winograd", {1, 8, 12, 12}, 1, {1, 1, 1, 1}, false, false, 0},
+    {"16 input channels, 5 output channels, residual and Relu", {1, 16, 20, 21}, 5, {1, 1, 1, 1}, true, true, 1},
+    {"9 input channels to 64, batch 2", {2, 9, 14, 17}, 64, {1, 1, 1, 1}, true, false, 0},
     {"odd sizes, batch 2, channels not multiples of 8",
      {2, 35, 17, 15},
      37,
@@ -200,8 +202,8 @@ TEST_CASE("cpu Conv keeps im2col where Winograd does not pay", "[cpu][winograd]"
   const WinoCase small[] = {
       {"7x7 output plane (ResNet's last stage)", {1, 32, 7, 7}, 32, {1, 1, 1, 1}, true, false, 0},
       {"11 output rows", {1, 32, 11, 20}, 32, {1, 1, 1, 1}, false, false, 0},
-      {"16 input channels", {1, 16, 20, 20}, 32, {1, 1, 1, 1}, false, false, 0},
-      {"16 output channels", {1, 32, 20, 20}, 16, {1, 1, 1, 1}, false, false, 0},
+      {"7 input channels", {1, 7, 20, 20}, 32, {1, 1, 1, 1}, false, false, 0},
+      {"3 input channels (an RGB image)", {1, 3, 30, 30}, 16, {1, 1, 1, 1}, true, false, 1},
   };
   for (const WinoCase& c : small) {
     INFO(c.what);
