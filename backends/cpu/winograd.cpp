@@ -326,7 +326,11 @@ void WinogradConv::run(const float* x, const float* b, const float* z, float* y,
   // where 24 + 24 + 1 took 5. (Each conv alone, a Zen 4: 56x56 2-3 % faster, 28x28 12 % at 1
   // thread and 23 % at 2.)
   const int64_t align = u_direct_ ? (*u_direct_)[0].tile_columns() / 2 : kLanes;
-  const int64_t blocks = ceil_div(total, block_);
+  // At least a block per thread where the tiles make whole vectors for each: a small plane
+  // in one block (a CIFAR ResNet's 32x32, 64 tiles) would otherwise leave all but one thread
+  // idle, or split its few output channels into GEMMs too short to pay.
+  const int64_t blocks =
+      std::max(ceil_div(total, block_), std::min<int64_t>(threads, total / align));
   const int64_t cols = std::min(ld_, round_up(ceil_div(total, blocks), align));
   // Blocks that leave a thread more than 1.25x the average of them (batch 1 on a small plane):
   // the units also split the output channels, each part transforming the block's input itself

@@ -88,6 +88,7 @@ const WinoCase kCases[] = {
     {"the smallest plane and channel counts that take Winograd", {1, 8, 12, 12}, 1, {1, 1, 1, 1}, false, false, 0},
     {"16 input channels, 5 output channels, residual and Relu", {1, 16, 20, 21}, 5, {1, 1, 1, 1}, true, true, 1},
     {"9 input channels to 64, batch 2", {2, 9, 14, 17}, 64, {1, 1, 1, 1}, true, false, 0},
+    {"32x32, 16 channels: one block of tiles, cut into one per thread", {1, 16, 32, 32}, 16, {1, 1, 1, 1}, true, true, 1},
     {"odd sizes, batch 2, channels not multiples of 8",
      {2, 35, 17, 15},
      37,
