@@ -42,13 +42,18 @@ bool grouped_conv_enabled() { return env_switch("MINFER_CPU_GROUPED", true); }
 // steps. At MINFER_ISA=avx2 (6-position tiles on 16 registers; Zen 5, in ResNet-50, 1 thread) the
 // 3x3 stride-2 convs 2.03-2.11 -> 1.87-2.02 ms against im2col and Eigen's GEMM, the stem
 // 1.98 -> 1.92 against ConvGemm's implicit path.
+// At stride 1 (the 3x3 convs that Winograd does not take, and the others: Inception v3's 1x7,
+// 7x1 and 5x5), against im2col and ConvGemm, each conv alone: 1x7 and 7x1 of 128-192 channels
+// on 17x17 0.70-0.82 of the time, 5x5 of 48 -> 64 on 35x35 0.62 (1 thread of a Zen 5); at
+// MINFER_ISA=avx2 0.88-1.02, so there not taken.
 bool StridedConv::pays(const Shape& s, Isa isa) {
   if (isa < Isa::avx2 || s.dh != 1 || s.dw != 1 || s.kh * s.kw == 1) return false;
   if (s.group > 1)
     return grouped_conv_enabled() && (s.sw == 1 || s.sw == 2) &&
            s.c / s.group * s.kh * s.kw >= kMinGroupDepth;
-  return strided_conv_enabled() && s.sw == 2 && s.c * s.kh * s.kw >= kMinDepth &&
-         s.oh * s.ow > kMaxSmallPlane;
+  if (!strided_conv_enabled() || s.c * s.kh * s.kw < kMinDepth) return false;
+  if (s.sw == 2) return s.oh * s.ow > kMaxSmallPlane;
+  return s.sw == 1 && isa >= Isa::avx512 && s.oh * s.ow > kMinStride1Plane;
 }
 
 int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* weights) {

@@ -41,10 +41,13 @@ class StridedConv {
   using Shape = Conv2dShape;
 
   // Whether it takes the conv at ISA level `isa`: no dilation, a kernel larger than 1x1, and
-  // either groups (of at least kMinGroupDepth steps, column stride 1 or 2) or a column stride
-  // of 2, a depth of at least kMinDepth and more than kMaxSmallPlane output positions (smaller
-  // planes are SmallPlaneConv's), on any level (see conv_strided.cpp for the measurements).
+  // either groups (of at least kMinGroupDepth steps, column stride 1 or 2) or a depth of at
+  // least kMinDepth and a column stride of 2 with more than kMaxSmallPlane output positions
+  // (smaller planes are SmallPlaneConv's), on any level, or of 1 with more than
+  // kMinStride1Plane (all of SmallPlaneConv's range) on the 512-bit levels (see
+  // conv_strided.cpp for the measurements).
   static constexpr int64_t kMinDepth = 64, kMaxSmallPlane = 64, kMinGroupDepth = 36;
+  static constexpr int64_t kMinStride1Plane = 128;
   static bool pays(const Shape& s, Isa isa);
 
   // Packs W [M, C, kh, kw] (shared through ctx with the session's other plans) and returns the

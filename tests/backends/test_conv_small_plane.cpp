@@ -147,8 +147,10 @@ void check_path(const SmallCase& c, const std::vector<Tensor>& in, const Shape& 
 // Each case at every ISA level takes the strided path and matches the reference; with the
 // switch `off` set to 0 it takes another path.
 template <size_t N>
-void check_strided_path(const SmallCase (&cases)[N], const char* off, std::mt19937& rng) {
-  test::for_each_isa([&](cpu::Isa) {
+void check_strided_path(const SmallCase (&cases)[N], const char* off, std::mt19937& rng,
+                        cpu::Isa lowest = cpu::Isa::avx2) {
+  test::for_each_isa([&](cpu::Isa isa) {
+    if (isa < lowest) return;
     for (const SmallCase& c : cases) {
       const Shape ys = output_shape(c);
       const std::vector<Tensor> in = make_inputs(c, ys, rng);
@@ -227,6 +229,19 @@ TEST_CASE("cpu Conv runs stride-2 convs as an implicit GEMM", "[cpu]") {
   std::mt19937 rng(7);
   test::ScopedEnv on("MINFER_CPU_STRIDED", "1");  // (by default on AMD's CPUs only)
   check_strided_path(cases, "MINFER_CPU_STRIDED", rng);
+  // At stride 1, on the 512-bit levels: the kernels Winograd does not take (Inception v3's).
+  const SmallCase stride1[] = {
+      {"1x7 on 17x17, 80 channels (2 blocks and a half), residual and Relu", {1, 24, 17, 17},
+       {80, 24, 1, 7}, {1, 1}, {0, 3, 0, 3}, true, true, 1},
+      {"7x1 on 17x13, batch 2, Clip", {2, 20, 17, 13}, {32, 20, 7, 1}, {1, 1}, {3, 0, 3, 0},
+       true, false, 2},
+      {"5x5 on 35x35, K = 1200: rows of 35 in 3 deep tiles, residual", {1, 48, 35, 35},
+       {40, 48, 5, 5}, {1, 1}, {2, 2, 2, 2}, false, true, 0},
+      {"3x3 on an 11-row plane (not Winograd's), Silu", {1, 16, 11, 30}, {32, 16, 3, 3},
+       {1, 1}, {1, 1, 1, 1}, true, false, 3},
+  };
+  if (cpu::isa_supported(cpu::Isa::avx512))
+    check_strided_path(stride1, "MINFER_CPU_STRIDED", rng, cpu::Isa::avx512);
 }
 
 TEST_CASE("cpu Conv runs grouped convs with each group's output channels in the lanes", "[cpu]") {
@@ -257,7 +272,8 @@ TEST_CASE("cpu Conv runs grouped convs with each group's output channels in the 
   check_strided_path(cases, "MINFER_CPU_GROUPED", rng);
 }
 
-TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a stride of 2, on AMD",
+TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a stride of 2, or of 1 "
+          "on large planes at 512 bits, on AMD",
           "[cpu]") {
   {
     const test::ScopedEnv unset("MINFER_CPU_STRIDED", "");
@@ -269,9 +285,13 @@ TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a strid
   CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx512));
   CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx512_vnni));
   CHECK(cpu::StridedConv::pays(resnet, cpu::Isa::avx2));  // 6-position tiles on 16 registers
-  S stride1 = resnet;
+  S stride1 = resnet;  // (a 3x3 one Winograd takes first, where it applies)
   stride1.sh = stride1.sw = 1;
-  CHECK_FALSE(cpu::StridedConv::pays(stride1, cpu::Isa::avx512));
+  CHECK(cpu::StridedConv::pays(stride1, cpu::Isa::avx512));
+  CHECK_FALSE(cpu::StridedConv::pays(stride1, cpu::Isa::avx2));  // no gain measured there
+  S small1 = stride1;  // 11x11: SmallPlaneConv's range
+  small1.oh = small1.ow = 11;
+  CHECK_FALSE(cpu::StridedConv::pays(small1, cpu::Isa::avx512));
   S dilated = resnet;
   dilated.dh = dilated.dw = 2;
   CHECK_FALSE(cpu::StridedConv::pays(dilated, cpu::Isa::avx512));
