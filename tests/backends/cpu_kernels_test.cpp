@@ -807,6 +807,41 @@ TEST_CASE("cpu MaxPool and AveragePool match the reference", "[cpu]") {
   check_op({"MaxPool", ceil, {in({1, 16, 15, 15})}, 2}, "cpu-maxpool", rng);
 }
 
+TEST_CASE("cpu pools' vector loops match the reference at every ISA level", "[cpu]") {
+  // backends/cpu/isa/pool_rows.cpp: the flat path's taps over blocks of small planes, the row
+  // path's rows and its columns at strides 1 and 2, each with a last partial vector.
+  std::mt19937 rng(37);
+  auto pool = [](int64_t k, int64_t s, int64_t pad, bool ceil, bool include_pad) {
+    Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{k, k});
+    a.set("strides", std::vector<int64_t>{s, s});
+    a.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+    if (ceil) a.set("ceil_mode", int64_t{1});
+    if (include_pad) a.set("count_include_pad", int64_t{1});
+    return a;
+  };
+  struct PoolCase {
+    Attributes attrs;
+    Shape x;
+  };
+  const PoolCase cases[] = {
+      {pool(3, 1, 1, false, false), {1, 7, 17, 17}},     // flat (Inception v3's 17x17)
+      {pool(3, 1, 1, false, true), {2, 5, 7, 7}},        // flat, several planes a block
+      {pool(3, 1, 1, false, false), {1, 3, 35, 35}},     // rows, stride 1
+      {pool(3, 2, 0, true, false), {1, 4, 35, 35}},      // rows, stride 2, ceil mode
+      {pool(3, 2, 1, false, false), {1, 3, 111, 111}},   // SqueezeNet's, odd rows
+      {pool(2, 2, 0, false, false), {1, 2, 40, 46}},     // VGG's 2x2
+      {pool(3, 2, 1, false, true), {1, 2, 56, 57}},      // ResNet's stem, one odd side
+  };
+  test::for_each_isa([&](cpu::Isa) {
+    for (const PoolCase& c : cases)
+      for (int threads : {1, 2}) {
+        check_op({"MaxPool", c.attrs, {in(c.x)}, threads}, "cpu-maxpool", rng);
+        check_op({"AveragePool", c.attrs, {in(c.x)}, threads}, "cpu-avgpool", rng);
+      }
+  });
+}
+
 TEST_CASE("cpu GlobalAveragePool, BatchNormalization, Softmax match the reference", "[cpu]") {
   std::mt19937 rng(31);
   Rand r{rng};

@@ -377,6 +377,26 @@ struct PaddedPlaneKernels {
   void (*copy)(const PaddedPlanes&);
 };
 
+// The pools' flat path (backends/cpu/pool.cpp; backends/cpu/isa/pool_flat.cpp): y[f] for the
+// count positions f of a block of [h, w] planes (each of block positions), the max (from -inf,
+// as std::max(acc, x): a NaN is passed over) or the sum of its window's kh x kw taps x[f + (i -
+// pad_t) * w + j - pad_l] where row_inside[i * block + f] & col_inside[j * block + f] (-1 or 0)
+// say the tap lies inside the plane; bit for bit the scalar loop's results.
+struct PoolFlat {
+  const float* x;
+  float* y;
+  int64_t count, block;
+  const int32_t* row_inside;
+  const int32_t* col_inside;
+  int kh, kw;
+  int64_t w, pad_t, pad_l;
+  bool max;
+};
+struct PoolKernels {
+  Isa isa;
+  void (*flat)(const PoolFlat&);
+};
+
 }  // namespace minfer::cpu::f32
 
 namespace minfer::cpu {
@@ -398,6 +418,7 @@ struct LevelKernels {
   const f32::TransposeKernels* transpose;
   const f32::StridedConvKernels* strided_conv;
   const f32::PaddedPlaneKernels* padded_planes;
+  const f32::PoolKernels* pool;
 };
 
 // The tables of the highest compiled level <= `isa` that this CPU runs, or null when there is

@@ -18,6 +18,7 @@ extern const f32::WinogradKernels kWinogradKernels;             // winograd_rows
 extern const f32::TransposeKernels kTransposeKernels;           // transpose.cpp
 extern const f32::StridedConvKernels kStridedConvKernels;       // strided_conv.cpp
 extern const f32::PaddedPlaneKernels kPaddedPlaneKernels;       // padded_planes.cpp
+extern const f32::PoolKernels kPoolKernels;                     // pool_flat.cpp
 
 const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kInt8MicroKernels,
@@ -32,6 +33,7 @@ const LevelKernels kLevelKernels{static_cast<Isa>(MINFER_ISA_LEVEL),
                                  &kWinogradKernels,
                                  &kTransposeKernels,
                                  &kStridedConvKernels,
-                                 &kPaddedPlaneKernels};
+                                 &kPaddedPlaneKernels,
+                                 &kPoolKernels};
 
 }  // namespace minfer::cpu::MINFER_ISA_NS
