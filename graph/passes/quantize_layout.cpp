@@ -1,8 +1,8 @@
 // Moves the int8 region of a graph to NHWC (channels last), which the int8 CPU kernels use:
-// QConv and the int8 pools switch their `layout` attribute, QAdd, int8 Slice/Pad and
+// QConv and the int8 pools switch their `layout` attribute, QAdd, int8 Slice/Pad, Concat and
 // element-wise ops (float ones and per-tensor Q/DQ) whose inputs are all NHWC follow along
-// (Slice axes and Pad pads are remapped), and Transposes are inserted only where a tensor
-// crosses between NCHW and NHWC ops.
+// (Slice axes, Pad pads and Concat's axis are remapped), and Transposes are inserted only
+// where a tensor crosses between NCHW and NHWC ops.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -31,6 +31,16 @@ bool is_spatial_qop(const Node* n) {
 
 bool one_element(const Value* v) { return v && v->shape_known && v->shape.numel() == 1; }
 
+// A Concat of rank-4 tensors (SqueezeNet's and Inception's branches, joined in float between
+// their DequantizeLinears and the next QuantizeLinear): joined along the remapped axis, NHWC
+// in, NHWC out (the Transposes around it took more than half of int8 SqueezeNet's time).
+bool is_rank4_concat(const Node* n) {
+  if (!rewrite::is_op(n, "Concat") || n->inputs.empty()) return false;
+  for (const Value* v : n->inputs)
+    if (!v || !v->shape_known || v->shape.rank() != 4) return false;
+  return true;
+}
+
 // Element-wise ops compute the same values in any layout. Between int8 ops (EfficientNet's
 // DequantizeLinear -> Sigmoid -> Mul -> QuantizeLinear, the SE block's channel scale) they
 // follow their inputs to NHWC when every input is either rank 4 or one element.
@@ -47,6 +57,11 @@ bool is_elementwise(const Node* n) {
 std::vector<size_t> data_inputs(const Node* n) {
   if (is_qop(n, "QConv")) return {0, 3};
   if (is_qop(n, "QAdd")) return {0, 1};
+  if (is_rank4_concat(n)) {
+    std::vector<size_t> all(n->inputs.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return all;
+  }
   if (is_elementwise(n)) {
     std::vector<size_t> rank4;
     for (size_t i = 0; i < n->inputs.size(); ++i)
@@ -97,6 +112,9 @@ void convert_node(Graph& g, Node* n) {
       nhwc[4 + kToNhwc[a]] = pads[4 + a];
     }
     g.set_input(n, 1, quant::add_unique_constant(g, n->name + ".pads_nhwc", i64_tensor(nhwc)));
+  } else if (is_rank4_concat(n)) {
+    const int64_t axis = n->attrs.get_int("axis", 0);
+    n->attrs.set("axis", kToNhwc[axis < 0 ? axis + 4 : axis]);
   } else if (is_spatial_qop(n)) {
     n->attrs.set("layout", std::string("NHWC"));
   }
@@ -125,6 +143,9 @@ bool int8_to_nhwc(Graph& g, PassLog& log) {
                produced_nhwc(n->inputs[1])) {
       nhwc.insert(n);
     } else if (convertible_slice_pad(n) && produced_nhwc(n->inputs[0])) {
+      nhwc.insert(n);
+    } else if (is_rank4_concat(n) && !n->outputs[0]->is_graph_output &&
+               std::all_of(n->inputs.begin(), n->inputs.end(), produced_nhwc)) {
       nhwc.insert(n);
     } else if (is_elementwise(n) && !n->outputs[0]->is_graph_output) {
       const std::vector<size_t> data = data_inputs(n);

@@ -4,7 +4,9 @@
 
 #include "graph/passes/passes.h"
 #include "int8/int8_test_util.h"
+#include "minfer/builder.h"
 #include "minfer/calibrate.h"
+#include "models/reference_eval.h"
 
 using namespace minfer;
 using namespace minfer::test;
@@ -312,4 +314,49 @@ TEST_CASE("quantize-pool-fusion: the pool alone reads the int8 values, at its x_
   CHECK(squeeze(0.05f, false));
   CHECK_FALSE(squeeze(0.06f, false));  // the pool's own x_scale differs
   CHECK_FALSE(squeeze(0.05f, true));   // the int8 values are an output too
+}
+
+TEST_CASE("a Concat of int8 branches stays NHWC (SqueezeNet's Fire modules)", "[int8]") {
+  // conv -> two branch convs (1x1, 3x3) -> Concat on the channels -> conv: in the QDQ graph
+  // the branches join in float between their DequantizeLinears and the next QuantizeLinear.
+  std::mt19937 rng(41);
+  Graph fp32;
+  GraphBuilder b(fp32);
+  auto weight = [&](const std::string& name, Shape s) {
+    return b.constant(name, random_tensor(std::move(s), rng, -0.5f, 0.5f));
+  };
+  Value* x = b.input("x", DType::f32, Shape{1, 3, 16, 16});
+  Value* h = b.relu("h", b.conv("c0", x, weight("w0", {8, 3, 3, 3}), weight("b0", {8}), {1, 1},
+                                {1, 1, 1, 1}));
+  Value* e1 = b.relu("e1", b.conv("c1", h, weight("w1", {6, 8, 1, 1}), weight("b1", {6}),
+                                  {1, 1}, {0, 0, 0, 0}));
+  Value* e3 = b.relu("e3", b.conv("c3", h, weight("w3", {10, 8, 3, 3}), weight("b3", {10}),
+                                  {1, 1}, {1, 1, 1, 1}));
+  Attributes axis;
+  axis.set("axis", int64_t{1});
+  Value* cat = b.op("Concat", "cat", {e1, e3}, axis);
+  b.output(b.conv("c4", cat, weight("w4", {4, 16, 3, 3}), weight("b4", {4}), {1, 1},
+                  {1, 1, 1, 1}));
+  fp32.infer_shapes();
+  Calibrator cal(fp32, quiet());
+  cal.add_all(random_images(4, 16, 7));
+  Graph qdq = clone_graph(fp32);
+  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  SessionOptions l1;
+  l1.optimization_level = 1;
+  Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq));
+  INFO(int8.graph().dump());
+  auto folded = op_histogram(int8.graph());
+  CHECK(folded["QConv"] == 4);
+  // Transposes only where the image enters the int8 region and the output leaves it (before,
+  // each branch went back to NCHW for the Concat and the join to NHWC after it).
+  CHECK(folded["Transpose"] == 2);
+  for (const Node* n : int8.graph().nodes())
+    if (n->op_type == "Concat") CHECK(n->attrs.get_int("axis", 0) == 3);
+  for (const Tensor& img : random_images(2, 16, 8)) {
+    const Tensor y = int8.run_one(img);
+    // The folded graph's reference kernels, node by node: the same int8 values.
+    require_equal(y, reference_eval(int8.graph(), {{"x", img}}).begin()->second);
+    CHECK(relative_error(y, sim.run_one(img)) < 0.05);
+  }
 }
