@@ -37,6 +37,16 @@ CalibrationOptions quiet() {
   return o;
 }
 
+// fp32 calibrated (min/max) on `count` random images of `size` x `size` and quantized: its QDQ
+// graph.
+Graph quantized(const Graph& fp32, int count, int size, uint32_t seed) {
+  Calibrator cal(fp32, quiet());
+  cal.add_all(random_images(count, size, seed));
+  Graph qdq = clone_graph(fp32);
+  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  return qdq;
+}
+
 }  // namespace
 
 TEST_CASE("Calibrator records every activation; tables save and load", "[int8]") {
@@ -161,10 +171,7 @@ TEST_CASE("quantize options keep layers in fp32", "[int8]") {
 
 TEST_CASE("uint8 activations (as ONNX Runtime writes them) fold like int8 ones", "[int8]") {
   Graph fp32 = build_model("cifar-resnet20", "", 6);
-  Calibrator cal(fp32, quiet());
-  cal.add_all(random_images(2, 32, 6));
-  Graph qdq = clone_graph(fp32);
-  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  Graph qdq = quantized(fp32, 2, 32, 6);
   // The same model with uint8 activations: every int8 zero point z becomes z + 128.
   Graph u8 = clone_graph(qdq);
   for (Value* v : u8.values()) {
@@ -200,10 +207,7 @@ TEST_CASE("SessionOptions::precision int8 runs quantized graphs and refuses fp32
     CHECK_THAT(e.what(), Catch::Contains("not quantized") && Catch::Contains("quantize_graph"));
   }
 
-  Calibrator cal(fp32, quiet());
-  cal.add_all(random_images(4, 32, 5));
-  Graph qdq = clone_graph(fp32);
-  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  Graph qdq = quantized(fp32, 4, 32, 5);
   REQUIRE(is_quantized(qdq));
   Session int8(clone_graph(qdq), opts);
   CHECK(op_histogram(int8.graph())["QConv"] == 19);
@@ -228,10 +232,7 @@ TEST_CASE("element-wise ops between int8 convs stay NHWC (EfficientNet's SiLU an
       (std::filesystem::path(MINFER_SOURCE_DIR) / "tests/python/tiny_models/efficientnet_op13.onnx")
           .string());
   fp32.infer_shapes();
-  Calibrator cal(fp32, quiet());
-  cal.add_all(random_images(4, 32, 5));
-  Graph qdq = clone_graph(fp32);
-  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  Graph qdq = quantized(fp32, 4, 32, 5);
   SessionOptions l1;
   l1.optimization_level = 1;
   Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq));
@@ -338,10 +339,7 @@ TEST_CASE("a Concat of int8 branches stays NHWC (SqueezeNet's Fire modules)", "[
   b.output(b.conv("c4", cat, weight("w4", {4, 16, 3, 3}), weight("b4", {4}), {1, 1},
                   {1, 1, 1, 1}));
   fp32.infer_shapes();
-  Calibrator cal(fp32, quiet());
-  cal.add_all(random_images(4, 16, 7));
-  Graph qdq = clone_graph(fp32);
-  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  Graph qdq = quantized(fp32, 4, 16, 7);
   SessionOptions l1;
   l1.optimization_level = 1;
   Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq));
