@@ -650,8 +650,8 @@ TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int
     a.set("x_zero_point", int64_t{3});
     a.set("y_scale", 0.07f);
     a.set("y_zero_point", int64_t{-4});
-    // (y_scale 0.5: every window's multiplier below 0.25, no pre-shift: the vector requantize
-    // at AVX2 and up; 0.07: the small windows at the edges pre-shift, the scalar one.)
+    // (y_scale 0.5: every window's multiplier below 0.25, no pre-shift; 0.07: the small
+    // windows at the edges pre-shift: both forms of the output stage.)
     for (float y_scale : {0.07f, 0.5f})
       for (int64_t include : {0, 1}) {
         a.set("y_scale", y_scale);

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <vector>
 
 #include "backends/cpu/int8/kernels.h"
 #include "backends/cpu/int8/qgemm.h"  // MINFER_TARGET_AVX2, quantize_kernels
+#include "backends/cpu/int8/requant.h"
 #include "backends/cpu/isa.h"
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
@@ -125,38 +127,17 @@ class QMaxPoolKernel final : public Kernel {
   std::vector<int64_t> window_;  // tap t's offset from the window's first tap
 };
 
-// out[i] = requantize_clamp(acc[i], m, zero_point, -128, 127) for i < c (int8::requantize's
-// arithmetic: the 64-bit product's high half shifted by n - 32 is its shift by n).
-void requantize_row(const int32_t* acc, int64_t c, const int8::Multiplier& m, int32_t zero_point,
-                    int8_t* out, int64_t i0 = 0) {
-  for (int64_t i = i0; i < c; ++i)
-    out[i] = int8::requantize_clamp(acc[i], m, zero_point, int8::kQMin, int8::kQMax);
-}
-// The same, 8 channels a vector where there is no pre-shift (M < 0.25: an average of 4 or more
-// taps at similar scales); the scalar form was most of Inception v3's int8 average pools.
-MINFER_TARGET_AVX2 void requantize_row_avx2(const int32_t* acc, int64_t c,
-                                            const int8::Multiplier& m, int32_t zero_point,
-                                            int8_t* out) {
-  int64_t i = 0;
-  if (m.l == 0) {
-    const __m256i mult = _mm256_set1_epi32(m.m), zp = _mm256_set1_epi32(zero_point);
-    const __m256i rnd = _mm256_set1_epi64x(int64_t{1} << (m.n - 1));
-    const __m128i shift = _mm_cvtsi32_si128(m.n - 32);
-    for (; i + 8 <= c; i += 8) {
-      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i));
-      // The even and the odd lanes' 64-bit products plus the rounding; their high halves.
-      const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(a, mult), rnd);
-      const __m256i odd = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), mult), rnd);
-      const __m256i high = _mm256_blend_epi32(_mm256_srli_epi64(even, 32), odd, 0xAA);
-      const __m256i v = _mm256_add_epi32(_mm256_sra_epi32(high, shift), zp);
-      // To bytes with saturation (the clamp to [-128, 127]): [0..3 x4 | 4..7 x4], joined.
-      const __m256i w = _mm256_packs_epi32(v, v), b = _mm256_packs_epi16(w, w);
-      const __m128i bytes =
-          _mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), bytes);
+// The taps of each output row (or column) inside the input, or with count_include_pad inside
+// it and its pads: a window counts their product.
+std::vector<int64_t> taps_per_output(int64_t outputs, int64_t stride, int64_t pad_before, int64_t k,
+                                     int64_t dilation, int64_t lo, int64_t hi) {
+  std::vector<int64_t> taps(static_cast<size_t>(outputs));
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t i = o * stride - pad_before + t * dilation;
+      taps[static_cast<size_t>(o)] += i >= lo && i < hi;
     }
-  }
-  requantize_row(acc, c, m, zero_point, out, i);
+  return taps;
 }
 
 class QAvgPoolKernel final : public Kernel {
@@ -164,47 +145,61 @@ class QAvgPoolKernel final : public Kernel {
   void prepare(PrepareContext& ctx) override {
     w_ = window_of(ctx);
     st_ = int8::parse_pool_stage(ctx.node);
-    for (int64_t count = 1; count <= w_.kh * w_.kw; ++count)
-      mult_.push_back(int8::pool_multiplier(st_, count));
+    const Window& w = w_;
+    rows_ = taps_per_output(w.oh, w.sh, w.pt, w.kh, w.dh, w.include_pad ? -w.pt : 0,
+                            w.include_pad ? w.h + w.pb : w.h);
+    cols_ = taps_per_output(w.ow, w.sw, w.pl, w.kw, w.dw, w.include_pad ? -w.pl : 0,
+                            w.include_pad ? w.w + w.pr : w.w);
+    // Per tap count that some window has, its multiplier; at the ISA level as the convs'
+    // output stage (RequantKernels: a vector of channels at a time), else int8::requantize.
+    stages_.assign(static_cast<size_t>(w.kh * w.kw + 1), {});
+    requant_ = has_any_isa() ? q8::requant_kernels(active_isa()).tile : nullptr;
+    for (int64_t r : rows_)
+      for (int64_t c : cols_) {
+        int8::OutputStage& stage = stages_[static_cast<size_t>(r * c)];
+        if (r * c == 0 || !stage.mult.empty()) continue;
+        stage.mult.assign(static_cast<size_t>(w.c), int8::pool_multiplier(st_, r * c));
+        stage.zero_point = st_.y_zero_point;
+        if (requant_) requants_[r * c] = q8::make_requant(stage, w.c);
+      }
     ctx.workspace_bytes =
-        static_cast<size_t>(w_.c * w_.n * w_.oh) * 4;  // a row of sums per output row
+        static_cast<size_t>(w.c * w.n * w.oh) * 4;  // a row of sums per output row
   }
   void run(RunContext& ctx) const override {
     const Window& w = w_;
     const int8_t* x = ctx.inputs[0]->data<int8_t>();
     int8_t* y = ctx.outputs[0]->data<int8_t>();
     int32_t* sums = static_cast<int32_t*>(ctx.workspace);
-    const bool avx2 = has_any_isa();
     auto inside = [](int64_t i, int64_t n) { return i >= 0 && i < n; };
     parallel_for(threads_for(w.n * w.oh * w.ow * w.c * w.kh * w.kw, ctx.threads), w.n * w.oh,
                  [&](int64_t row) {
                    const int64_t n = row / w.oh, oy = row % w.oh;
                    int32_t* acc = sums + row * w.c;
                    for (int64_t ox = 0; ox < w.ow; ++ox) {
-                     std::fill(acc, acc + w.c, 0);
-                     int64_t count = 0;
-                     for (int64_t ky = 0; ky < w.kh; ++ky) {
-                       const int64_t iy = oy * w.sh - w.pt + ky * w.dh;
-                       for (int64_t kx = 0; kx < w.kw; ++kx) {
-                         const int64_t ix = ox * w.sw - w.pl + kx * w.dw;
-                         if (inside(iy, w.h) && inside(ix, w.w)) {
-                           const int8_t* in = x + ((n * w.h + iy) * w.w + ix) * w.c;
-                           for (int64_t c = 0; c < w.c; ++c) acc[c] += in[c] - st_.x_zero_point;
-                           ++count;
-                         } else if (w.include_pad && iy >= -w.pt && iy < w.h + w.pb &&
-                                    ix >= -w.pl && ix < w.w + w.pr) {
-                           ++count;
-                         }
-                       }
-                     }
                      int8_t* out = y + (row * w.ow + ox) * w.c;
+                     const int64_t count = rows_[oy] * cols_[ox];
                      if (count == 0) {
                        std::memset(out, static_cast<int8_t>(st_.y_zero_point), w.c);
                        continue;
                      }
-                     const int8::Multiplier& m = mult_[count - 1];
-                     avx2 ? requantize_row_avx2(acc, w.c, m, st_.y_zero_point, out)
-                          : requantize_row(acc, w.c, m, st_.y_zero_point, out);
+                     std::fill(acc, acc + w.c, 0);
+                     for (int64_t ky = 0; ky < w.kh; ++ky) {
+                       const int64_t iy = oy * w.sh - w.pt + ky * w.dh;
+                       for (int64_t kx = 0; kx < w.kw; ++kx) {
+                         const int64_t ix = ox * w.sw - w.pl + kx * w.dw;
+                         if (!inside(iy, w.h) || !inside(ix, w.w)) continue;
+                         const int8_t* in = x + ((n * w.h + iy) * w.w + ix) * w.c;
+                         for (int64_t c = 0; c < w.c; ++c) acc[c] += in[c] - st_.x_zero_point;
+                       }
+                     }
+                     if (requant_) {
+                       requant_(requants_.at(count).params(), acc, 0, 1, 0, w.c, out, 0, nullptr);
+                       continue;
+                     }
+                     const int8::OutputStage& stage = stages_[static_cast<size_t>(count)];
+                     for (int64_t c = 0; c < w.c; ++c)
+                       out[c] = int8::requantize_clamp(acc[c], stage.mult[0], stage.zero_point,
+                                                       stage.qmin, stage.qmax);
                    }
                  });
   }
@@ -212,7 +207,10 @@ class QAvgPoolKernel final : public Kernel {
  private:
   Window w_{};
   int8::PoolStage st_;
-  std::vector<int8::Multiplier> mult_;
+  std::vector<int64_t> rows_, cols_;         // taps counted per output row and column
+  std::vector<int8::OutputStage> stages_;    // by tap count: the counts that some window has
+  std::map<int64_t, q8::Requant> requants_;  // the same at the ISA level
+  q8::RequantTile requant_ = nullptr;
 };
 
 // A float input (the quantize-pool-fusion pass: an SE block's QuantizeLinear folded in) is
