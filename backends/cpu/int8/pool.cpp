@@ -162,6 +162,8 @@ class QAvgPoolKernel final : public Kernel {
         stage.zero_point = st_.y_zero_point;
         if (requant_) requants_[r * c] = q8::make_requant(stage, w.c);
       }
+    params_.assign(stages_.size(), {});
+    for (const auto& [count, rq] : requants_) params_[static_cast<size_t>(count)] = rq.params();
     ctx.workspace_bytes =
         static_cast<size_t>(w.c * w.n * w.oh) * 4;  // a row of sums per output row
   }
@@ -193,7 +195,7 @@ class QAvgPoolKernel final : public Kernel {
                        }
                      }
                      if (requant_) {
-                       requant_(requants_.at(count).params(), acc, 0, 1, 0, w.c, out, 0, nullptr);
+                       requant_(params_[count], acc, 0, 1, 0, w.c, out, 0, nullptr);
                        continue;
                      }
                      const int8::OutputStage& stage = stages_[static_cast<size_t>(count)];
@@ -210,6 +212,7 @@ class QAvgPoolKernel final : public Kernel {
   std::vector<int64_t> rows_, cols_;         // taps counted per output row and column
   std::vector<int8::OutputStage> stages_;    // by tap count: the counts that some window has
   std::map<int64_t, q8::Requant> requants_;  // the same at the ISA level
+  std::vector<q8::RequantParams> params_;    // and their parameters, by tap count
   q8::RequantTile requant_ = nullptr;
 };
 
