@@ -122,9 +122,23 @@ class Quantizer {
       Node* n = *it;
       const Kind kind = classify(*n);
       if (kind == Kind::None || excluded(*n) || skip.count(n)) continue;
-      if (!has_weight(kind) && !feeds_quantized(n->outputs[0])) continue;
+      if (!has_weight(kind) && !feeds_quantized(n->outputs[0]) && !max_pool_of_quantized(*n, skip))
+        continue;
       kinds_[n] = kind;
     }
+  }
+
+  // A MaxPool whose input is quantized for a weighted reader (Inception's reduction blocks:
+  // the pool beside the convs, into a float Concat) reads the same int8 values: the folding
+  // pass then runs it on int8 (QMaxPool) in the int8 region's layout, where a float pool took
+  // the block back to NCHW and cost Transposes of every branch.
+  bool max_pool_of_quantized(const Node& n, const std::set<const Node*>& skip) const {
+    if (n.op_type != "MaxPool" || classify(n) != Kind::PassThrough) return false;
+    for (const Use& u : n.inputs[0]->uses)
+      if (u.node != &n && u.input_index == 0 && has_weight(classify(*u.node)) &&
+          !excluded(*u.node) && !skip.count(u.node))
+        return true;
+    return false;
   }
 
   bool feeds_quantized(const Value* v) const {

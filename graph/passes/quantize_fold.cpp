@@ -337,6 +337,9 @@ class Folder {
     if (!kOps.count(n->op_type) || n->outputs.size() != 1 || n->inputs.empty()) return false;
     auto x = int8_input(n->inputs[0]);
     auto out = int8_output(n->outputs[0]);
+    if (x && n->op_type == "MaxPool" &&
+        (!out || out->scale != x->scale || out->zero_point != x->zero_point))
+      return max_pool_before_dequantize(n, *x);
     if (!x || !out || out->scale != x->scale || out->zero_point != x->zero_point) return false;
     std::vector<Value*> inputs = n->inputs;
     inputs[0] = x->q;
@@ -361,6 +364,39 @@ class Folder {
     }
     Node* q = g_.add_node(op, n->name, inputs, 1, a, domain);
     replace({n, out->q}, q, n->describe());
+    return true;
+  }
+
+  // DQ(x) -> MaxPool whose float output goes on in float (Inception's reduction blocks: into
+  // a Concat): QMaxPool(x) -> DQ instead, the same values (DequantizeLinear is increasing for
+  // a positive scale, so the max passes through it) from a quarter of the bytes, and in the
+  // int8 region's layout (the float pool and its Concat had taken the block back to NCHW).
+  bool max_pool_before_dequantize(Node* n, const Int8In& x) {
+    if (!(x.scale > 0) || !no_window_in_padding_only(*n)) return false;
+    const Node* dq = quant::dq_producer(n->inputs[0]);
+    Attributes a = n->attrs;
+    a.erase("storage_order");
+    Node* pool = g_.add_node("QMaxPool", n->name, {x.q}, 1, a, kMinferDomain);
+    Node* deq = g_.add_node("DequantizeLinear", n->name + "_dequantize",
+                            {pool->outputs[0], dq->inputs[1], dq->input(2)}, 1, dq->attrs);
+    replace({n}, deq, n->describe());
+    return true;
+  }
+
+  // True when every window of the pool `n` has a tap inside its input (a window in padding
+  // only gives -inf in float, the lowest int8 value in QMaxPool): floor mode, pads shorter
+  // than the (dilated) window.
+  static bool no_window_in_padding_only(const Node& n) {
+    if (n.attrs.get_int("ceil_mode", 0) != 0) return false;
+    const std::vector<int64_t> kernel = n.attrs.get_ints("kernel_shape");
+    const std::vector<int64_t> pads = n.attrs.get_ints("pads");
+    const std::vector<int64_t> dilations = n.attrs.get_ints("dilations");
+    if (kernel.empty() || (!pads.empty() && pads.size() != 2 * kernel.size())) return false;
+    for (size_t i = 0; i < pads.size(); ++i) {
+      const size_t d = i % kernel.size();
+      const int64_t dilation = d < dilations.size() ? dilations[d] : 1;
+      if (pads[i] >= (kernel[d] - 1) * dilation + 1) return false;
+    }
     return true;
   }
 

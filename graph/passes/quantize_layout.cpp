@@ -132,6 +132,7 @@ Value* transposed(Graph& g, Value* v, bool to_nhwc, std::map<Value*, Value*>& ca
 }  // namespace
 
 bool int8_to_nhwc(Graph& g, PassLog& log) {
+  g.infer_shapes();  // of the values that the folding made (a QMaxPool's before its DQ)
   std::set<Node*> nhwc;
   const std::vector<Node*> order = g.topo_order();
   auto produced_nhwc = [&](const Value* v) { return v && nhwc.count(v->producer); };

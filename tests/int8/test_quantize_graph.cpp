@@ -358,3 +358,129 @@ TEST_CASE("a Concat of int8 branches stays NHWC (SqueezeNet's Fire modules)", "[
     CHECK(relative_error(y, sim.run_one(img)) < 0.05);
   }
 }
+
+TEST_CASE("Inception's blocks stay int8 and NHWC: the pool beside a conv, the Pad before a pool",
+          "[int8]") {
+  // conv -> [3x3 stride-2 conv, 3x3 stride-2 MaxPool] -> Concat -> Pad -> AveragePool -> conv:
+  // torchvision's Inception v3 exports its reduction blocks and the next block's branch pool
+  // (avg_pool2d with padding 1) so.
+  std::mt19937 rng(43);
+  Graph fp32;
+  GraphBuilder b(fp32);
+  auto weight = [&](const std::string& name, Shape s) {
+    return b.constant(name, random_tensor(std::move(s), rng, -0.5f, 0.5f));
+  };
+  Value* x = b.input("x", DType::f32, Shape{1, 3, 17, 17});
+  Value* h = b.relu(
+      "h", b.conv("c0", x, weight("w0", {8, 3, 3, 3}), weight("b0", {8}), {1, 1}, {1, 1, 1, 1}));
+  Value* reduced = b.relu(
+      "r", b.conv("c1", h, weight("w1", {6, 8, 3, 3}), weight("b1", {6}), {2, 2}, {0, 0, 0, 0}));
+  Value* pooled = b.max_pool("pool", h, {3, 3}, {2, 2}, {0, 0, 0, 0});
+  Attributes axis;
+  axis.set("axis", int64_t{1});
+  Value* cat = b.op("Concat", "cat", {reduced, pooled}, axis);
+  Value* padded = b.op(
+      "Pad", "pad",
+      {cat, b.constant("pads", Tensor::from_vector<int64_t>({0, 0, 1, 1, 0, 0, 1, 1}, Shape{8}))});
+  Attributes window;
+  window.set("kernel_shape", std::vector<int64_t>{3, 3});
+  Value* avg = b.op("AveragePool", "avg", {padded}, window);
+  b.output(b.conv("c2", avg, weight("w2", {4, 14, 1, 1}), weight("b2", {4}), {1, 1}, {0, 0, 0, 0}));
+  fp32.infer_shapes();
+  Graph qdq = quantized(fp32, 4, 17, 9);
+  SessionOptions l1, unfused;
+  l1.optimization_level = 1;
+  unfused.disabled_passes = {"pad-pool-fusion"};
+  Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq)), padded_int8(clone_graph(qdq), unfused);
+  INFO(int8.graph().dump());
+  auto folded = op_histogram(int8.graph());
+  CHECK(folded["QConv"] == 3);
+  CHECK(folded["QMaxPool"] == 1);  // on the int8 values, where it had taken floats
+  CHECK(folded["MaxPool"] == 0);
+  CHECK(folded["Pad"] == 0);  // the pool's own padding, counted
+  CHECK(folded["QAveragePool"] == 1);
+  CHECK(op_histogram(padded_int8.graph())["Pad"] == 1);
+  // Transposes only where the image enters the int8 region and the output leaves it (the float
+  // pool had taken the Concat and both branches back to NCHW).
+  CHECK(folded["Transpose"] == 2);
+  for (const Tensor& img : random_images(2, 17, 10)) {
+    const Tensor y = int8.run_one(img);
+    require_equal(y, reference_eval(int8.graph(), {{"x", img}}).begin()->second);
+    require_equal(y, padded_int8.run_one(img));  // the int8 Pad's fold changes no value
+    CHECK(relative_error(y, sim.run_one(img)) < 0.05);
+  }
+}
+
+// DequantizeLinear -> MaxPool in float becomes QMaxPool -> DequantizeLinear: the same floats,
+// padding included, where every window reaches the input.
+TEST_CASE("a float MaxPool after DequantizeLinear runs on the int8 values, the same floats",
+          "[int8][passes]") {
+  auto graph = [](int64_t ceil_mode) {
+    Graph g;
+    GraphBuilder b(g);
+    Value* x = b.input("x", DType::f32, Shape{1, 4, 7, 7});
+    Value* s = b.constant("s", Tensor::scalar<float>(0.03f));
+    Value* z = b.constant("z", Tensor::scalar<int8_t>(-5));
+    Value* q = b.op("QuantizeLinear", "q", {x, s, z});
+    Value* dq = b.op("DequantizeLinear", "dq", {q, s, z});
+    Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{3, 3});
+    a.set("strides", std::vector<int64_t>{2, 2});
+    a.set("pads", std::vector<int64_t>{1, 1, 2, 2});
+    a.set("ceil_mode", ceil_mode);
+    b.output(b.op("MaxPool", "pool", {dq}, a));
+    return g;
+  };
+  std::mt19937 rng(12);
+  const Tensor x = random_tensor(Shape{1, 4, 7, 7}, rng, -3.f, 3.f);
+  SessionOptions l1;
+  l1.optimization_level = 1;
+  Session plain(graph(0), l1), folded(graph(0));
+  CHECK(op_histogram(folded.graph())["QMaxPool"] == 1);
+  require_equal(folded.run_one(x), plain.run_one(x));
+  // In ceil mode a last window may lie in the padding only: -inf in float, so kept.
+  Session ceil(graph(1));
+  CHECK(op_histogram(ceil.graph())["MaxPool"] == 1);
+}
+
+// The int8 Pad folds into QAveragePool only where it pads the spatial dims with the pool's
+// x_zero_point (the value that stands for 0).
+TEST_CASE("pad-pool-fusion: an int8 Pad of the zero point becomes QAveragePool's pads",
+          "[int8][passes]") {
+  // x: int8 [1, 6, 5, 8] (NHWC) or [1, 8, 6, 5] (NCHW).
+  auto graph = [](bool nhwc, int8_t value, std::vector<int64_t> pads) {
+    Graph g;
+    GraphBuilder b(g);
+    Value* x = b.input("x", DType::i8, nhwc ? Shape{1, 6, 5, 8} : Shape{1, 8, 6, 5});
+    Value* padded = b.op("Pad", "pad",
+                         {x, b.constant("pads", Tensor::from_vector(pads, Shape{8})),
+                          b.constant("value", Tensor::scalar<int8_t>(value))});
+    Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{3, 3});
+    a.set("layout", std::string(nhwc ? "NHWC" : "NCHW"));
+    a.set("x_scale", 0.05f);
+    a.set("x_zero_point", int64_t{7});
+    a.set("y_scale", 0.04f);
+    a.set("y_zero_point", int64_t{-3});
+    b.output(b.op("QAveragePool", "avg", {padded}, a, kMinferDomain));
+    return g;
+  };
+  const std::vector<int64_t> nhwc_pads{0, 1, 2, 0, 0, 1, 0, 0}, nchw_pads{0, 0, 1, 2, 0, 0, 1, 0};
+  std::mt19937 rng(13);
+  SessionOptions unfused;
+  unfused.disabled_passes = {"pad-pool-fusion"};
+  for (bool nhwc : {true, false}) {
+    INFO((nhwc ? "NHWC" : "NCHW"));
+    const std::vector<int64_t>& pads = nhwc ? nhwc_pads : nchw_pads;
+    const Tensor x = random_i8(nhwc ? Shape{1, 6, 5, 8} : Shape{1, 8, 6, 5}, rng);
+    Session fused(graph(nhwc, 7, pads)), plain(graph(nhwc, 7, pads), unfused);
+    CHECK(op_histogram(fused.graph())["Pad"] == 0);
+    for (const Node* n : fused.graph().nodes())
+      if (n->op_type == "QAveragePool")
+        CHECK(n->attrs.get_ints("pads") == std::vector<int64_t>{1, 2, 1, 0});
+    require_equal(fused.run_one(x), plain.run_one(x));
+  }
+  // Kept: another value than the zero point; padded channels.
+  CHECK(op_histogram(Session(graph(true, 0, nhwc_pads)).graph())["Pad"] == 1);
+  CHECK(op_histogram(Session(graph(true, 7, {0, 1, 1, 1, 0, 1, 1, 0})).graph())["Pad"] == 1);
+}
