@@ -666,6 +666,20 @@ TEST_CASE("CPU Q/DQ, QAdd and int8 pools equal the reference bit for bit", "[int
     require_equal(run_cpu("QGlobalAveragePool", kMinferDomain, {xi}, {false}, g, 2),
                   run_ref("QGlobalAveragePool", kMinferDomain, {xi}, g)[0]);
   }
+  // Windows of 256 taps of -128 (the 16-bit sums' limit) and of 289 (past it: 32-bit sums).
+  for (int64_t k : {16, 17}) {
+    INFO("average pool of " << k << "x" << k << " taps");
+    Tensor xi = random_i8(Shape{1, k + 1, k, 80}, rng, -128, -128);
+    Attributes a;
+    a.set("layout", std::string("NHWC"));
+    a.set("kernel_shape", std::vector<int64_t>{k, k});
+    a.set("x_scale", 0.1f);
+    a.set("x_zero_point", int64_t{3});
+    a.set("y_scale", 0.4f);
+    a.set("y_zero_point", int64_t{-4});
+    require_equal(run_cpu("QAveragePool", kMinferDomain, {xi}, {false}, a, 2),
+                  run_ref("QAveragePool", kMinferDomain, {xi}, a)[0]);
+  }
 }
 
 TEST_CASE("ISA levels can be capped and a level the CPU lacks is refused", "[int8][isa]") {
