@@ -170,8 +170,8 @@ MINFER_TARGET_AVX2 void sum_taps_avx2(const int8_t* const* taps, int64_t n, int6
   for (; i + 16 <= c; i += 16) {
     __m256i s = _mm256_setzero_si256();
     for (int64_t t = 0; t < n; ++t)
-      s = _mm256_add_epi16(
-          s, widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(taps[t] + i))));
+      s = _mm256_add_epi16(s,
+                           widen(_mm_loadu_si128(reinterpret_cast<const __m128i*>(taps[t] + i))));
     store_sums(s, off, acc + i);
   }
   sum_taps(taps, n, c, offset, acc, i);
