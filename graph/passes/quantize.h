@@ -17,11 +17,14 @@ namespace minfer::passes {
 bool fold_qdq(Graph& g, PassLog& log);
 
 // The steps of fold_qdq, separately (tests and `minfer inspect`).
+// Concat -> Q as Concat(Q(input)...) -> Q: the same values (Q is element-wise), so that each
+// input's producer folds with its own Q (a branch conv writes int8) and the Concat joins int8.
+bool quantize_concat_inputs(Graph& g, PassLog& log);
 bool fold_qdq_patterns(Graph& g, PassLog& log);    // DQ -> op -> Q into int8 ops
 bool fuse_qconv_residual(Graph& g, PassLog& log);  // QConv -> QAdd into QConv(residual)
 bool int8_to_nhwc(Graph& g, PassLog& log);         // int8 spatial ops to NHWC
 bool remove_qdq_pairs(Graph& g, PassLog& log);     // Q(DQ(q)) with equal parameters -> q
-bool uint8_to_int8(Graph& g, PassLog& log);  // uint8 Q -> DQ pairs as int8 (zero point - 128)
+bool uint8_to_int8(Graph& g, PassLog& log);        // uint8 Q -> DQ pairs as int8 (zero point - 128)
 
 }  // namespace minfer::passes
 

@@ -171,6 +171,8 @@ class Folder {
         changed |= fold_add(n);
       else if (op == "GlobalAveragePool" || op == "AveragePool")
         changed |= fold_avg_pool(n);
+      else if (op == "Concat")
+        changed |= fold_concat(n);
       else
         changed |= fold_pass_through(n);
     }
@@ -329,6 +331,20 @@ class Folder {
     return true;
   }
 
+  // DQ(x_i) -> Concat -> Q, every x_i with the Q's parameters: the Concat of the int8 values.
+  bool fold_concat(Node* n) {
+    auto out = int8_output(n->outputs[0]);
+    if (!out || n->inputs.empty()) return false;
+    std::vector<Value*> inputs;
+    for (Value* v : n->inputs) {
+      auto x = int8_input(v);
+      if (!x || x->scale != out->scale || x->zero_point != out->zero_point) return false;
+      inputs.push_back(x->q);
+    }
+    replace({n, out->q}, g_.add_node("Concat", n->name, inputs, 1, n->attrs), n->describe());
+    return true;
+  }
+
   // DQ(x) -> MaxPool/Slice/Pad/Flatten/... -> Q with the same parameters: the op on int8.
   bool fold_pass_through(Node* n) {
     static const std::set<std::string> kOps = {"MaxPool", "Slice",     "Pad",
@@ -410,6 +426,36 @@ bool is_qop(const Node* n, const char* op) { return rewrite::is_op(n, op, kMinfe
 }  // namespace
 
 bool fold_qdq_patterns(Graph& g, PassLog& log) { return Folder(g, log).run(); }
+
+bool quantize_concat_inputs(Graph& g, PassLog& log) {
+  bool changed = false;
+  for (Node* concat : g.topo_order()) {
+    if (!rewrite::is_op(concat, "Concat")) continue;
+    Node* q = rewrite::sole_user(concat->outputs[0]);
+    if (!rewrite::is_op(q, "QuantizeLinear") || q->inputs[0] != concat->outputs[0]) continue;
+    auto p = quant::qdq_params(*q);
+    if (!p || !p->per_tensor() || p->dtype != DType::i8) continue;
+    bool quantized = false;
+    for (size_t i = 0; i < concat->inputs.size(); ++i) {
+      Value* v = concat->inputs[i];
+      const Node* dq = quant::dq_producer(v);
+      auto dp = dq ? quant::qdq_params(*dq) : std::nullopt;
+      if (!v ||
+          (dp && dp->scale == p->scale && dp->zero_point == p->zero_point && dp->dtype == p->dtype))
+        continue;  // already the Q's int8 values
+      const std::string name = concat->name + "_input" + std::to_string(i);
+      Node* qi = g.add_node("QuantizeLinear", name + "_quantize", {v, q->inputs[1], q->input(2)});
+      Node* dqi = g.add_node("DequantizeLinear", name + "_dequantize",
+                             {qi->outputs[0], q->inputs[1], q->input(2)});
+      g.set_input(concat, i, dqi->outputs[0]);
+      quantized = true;
+    }
+    if (quantized) log.note("quantized the inputs of " + concat->describe());
+    changed |= quantized;
+  }
+  if (changed) g.infer_shapes();  // the new values' int8 dtype, which the folding reads
+  return changed;
+}
 
 bool fuse_qconv_residual(Graph& g, PassLog& log) {
   bool changed = false;
@@ -508,6 +554,7 @@ bool fold_qdq(Graph& g, PassLog& log) {
     any_qdq |= rewrite::is_op(n, "DequantizeLinear") || rewrite::is_op(n, "QuantizeLinear");
   if (!any_qdq) return false;
   bool changed = uint8_to_int8(g, log);
+  changed |= quantize_concat_inputs(g, log);
   changed |= fold_qdq_patterns(g, log);
   changed |= remove_qdq_pairs(g, log);
   if (changed) eliminate_dead_code(g, log);

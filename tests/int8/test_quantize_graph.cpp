@@ -350,7 +350,10 @@ TEST_CASE("a Concat of int8 branches stays NHWC (SqueezeNet's Fire modules)", "[
   // each branch went back to NCHW for the Concat and the join to NHWC after it).
   CHECK(folded["Transpose"] == 2);
   for (const Node* n : int8.graph().nodes())
-    if (n->op_type == "Concat") CHECK(n->attrs.get_int("axis", 0) == 3);
+    if (n->op_type == "Concat") {
+      CHECK(n->attrs.get_int("axis", 0) == 3);
+      CHECK(n->outputs[0]->dtype == DType::i8);  // the branches write int8 at the join's scale
+    }
   for (const Tensor& img : random_images(2, 16, 8)) {
     const Tensor y = int8.run_one(img);
     // The folded graph's reference kernels, node by node: the same int8 values.
@@ -400,6 +403,8 @@ TEST_CASE("Inception's blocks stay int8 and NHWC: the pool beside a conv, the Pa
   CHECK(folded["Pad"] == 0);  // the pool's own padding, counted
   CHECK(folded["QAveragePool"] == 1);
   CHECK(op_histogram(padded_int8.graph())["Pad"] == 1);
+  for (const Node* n : int8.graph().nodes())
+    if (n->op_type == "Concat") CHECK(n->outputs[0]->dtype == DType::i8);
   // Transposes only where the image enters the int8 region and the output leaves it (the float
   // pool had taken the Concat and both branches back to NCHW).
   CHECK(folded["Transpose"] == 2);
@@ -483,4 +488,32 @@ TEST_CASE("pad-pool-fusion: an int8 Pad of the zero point becomes QAveragePool's
   // Kept: another value than the zero point; padded channels.
   CHECK(op_histogram(Session(graph(true, 0, nhwc_pads)).graph())["Pad"] == 1);
   CHECK(op_histogram(Session(graph(true, 7, {0, 1, 1, 1, 0, 1, 1, 0})).graph())["Pad"] == 1);
+}
+
+// Q(Concat(a, b)) = Concat(Q(a), Q(b)): the folding quantizes a Concat's inputs with its Q's
+// parameters and joins int8 values, the same ones.
+TEST_CASE("a Concat before QuantizeLinear joins its inputs' int8 values, the same ones",
+          "[int8][passes]") {
+  auto graph = [] {
+    Graph g;
+    GraphBuilder b(g);
+    Value* a = b.input("a", DType::f32, Shape{2, 3, 4, 5});
+    Value* c = b.input("c", DType::f32, Shape{2, 3, 1, 5});
+    Value* s = b.constant("s", Tensor::scalar<float>(0.02f));
+    Value* z = b.constant("z", Tensor::scalar<int8_t>(9));
+    Attributes axis;
+    axis.set("axis", int64_t{2});
+    Value* cat = b.op("Concat", "cat", {a, c}, axis);
+    b.output(b.op("DequantizeLinear", "dq", {b.op("QuantizeLinear", "q", {cat, s, z}), s, z}));
+    return g;
+  };
+  std::mt19937 rng(14);
+  const NamedTensors in{{"a", random_tensor(Shape{2, 3, 4, 5}, rng, -3.f, 3.f)},
+                        {"c", random_tensor(Shape{2, 3, 1, 5}, rng, -3.f, 3.f)}};
+  SessionOptions l1;
+  l1.optimization_level = 1;
+  Session plain(graph(), l1), folded(graph());
+  for (const Node* n : folded.graph().nodes())
+    if (n->op_type == "Concat") CHECK(n->outputs[0]->dtype == DType::i8);
+  require_equal(folded.run(in).at("dq"), plain.run(in).at("dq"));
 }
