@@ -967,9 +967,17 @@ TEST_CASE("cpu Transpose and Concat match the reference", "[cpu]") {
   nchw_to_nhwc.set("perm", std::vector<int64_t>{0, 2, 3, 1});
   Attributes swap;
   swap.set("perm", std::vector<int64_t>{1, 0});
+  Attributes nhwc_to_nchw;
+  nhwc_to_nchw.set("perm", std::vector<int64_t>{0, 3, 1, 2});
   for (int threads : {1, 2}) {
-    check_op({"Transpose", nchw_to_nhwc, {in({2, 67, 30, 31})}, threads}, "cpu-transpose", rng);
-    check_op({"Transpose", swap, {in({300, 250})}, threads}, "cpu-transpose", rng);
+    // Bytes and 4-byte values: whole 16x16 and 8x8 blocks in registers, edges of every size.
+    for (DType t : {DType::f32, DType::i8}) {
+      check_op({"Transpose", nchw_to_nhwc, {in({2, 67, 30, 31})}, threads}, "cpu-transpose", rng,
+               t);
+      check_op({"Transpose", nhwc_to_nchw, {in({1, 17, 19, 40})}, threads}, "cpu-transpose", rng,
+               t);
+      check_op({"Transpose", swap, {in({300, 250})}, threads}, "cpu-transpose", rng, t);
+    }
     // Bytes of three planes to channels-last (an int8 RGB input: the shuffling path), past
     // one 4096-pixel unit and with a pixel count that is no multiple of 16; four planes.
     for (const Shape& s : {Shape{2, 3, 5, 7}, Shape{1, 3, 71, 67}, Shape{1, 4, 9, 9}})
