@@ -517,3 +517,50 @@ TEST_CASE("a Concat before QuantizeLinear joins its inputs' int8 values, the sam
     if (n->op_type == "Concat") CHECK(n->outputs[0]->dtype == DType::i8);
   require_equal(folded.run(in).at("dq"), plain.run(in).at("dq"));
 }
+
+// DenseNet's layers: BatchNormalization + Relu in float between a Concat and an int8 conv. The
+// BN becomes a 1x1 depthwise conv, and with its QuantizeLinear and the Transpose into the NHWC
+// int8 region one AffineQuantize (its scale and shift in the output's quanta).
+TEST_CASE("affine-quantize-fusion: DenseNet's BatchNormalization + Relu before an int8 conv",
+          "[int8][passes]") {
+  std::mt19937 rng(44);
+  Graph fp32;
+  GraphBuilder b(fp32);
+  auto weight = [&](const std::string& name, Shape s, float lo = -0.5f, float hi = 0.5f) {
+    return b.constant(name, random_tensor(std::move(s), rng, lo, hi));
+  };
+  auto norm = [&](const std::string& name, Value* v, int64_t c) {
+    return b.relu(name + "_relu", b.batch_norm(name, v, weight(name + ".s", {c}, 0.5f, 1.5f),
+                                               weight(name + ".b", {c}), weight(name + ".m", {c}),
+                                               weight(name + ".v", {c}, 0.5f, 2.f)));
+  };
+  Value* x = b.input("x", DType::f32, Shape{1, 3, 20, 20});
+  Value* h = b.relu(
+      "h", b.conv("c0", x, weight("w0", {16, 3, 3, 3}), weight("b0", {16}), {1, 1}, {1, 1, 1, 1}));
+  Value* f =
+      b.conv("c1", norm("n1", h, 16), weight("w1", {16, 16, 3, 3}), nullptr, {1, 1}, {1, 1, 1, 1});
+  Attributes axis;
+  axis.set("axis", int64_t{1});
+  Value* cat = b.op("Concat", "cat", {h, f}, axis);
+  b.output(b.conv("c2", norm("n2", cat, 32), weight("w2", {4, 32, 1, 1}), nullptr, {1, 1},
+                  {0, 0, 0, 0}));
+  fp32.infer_shapes();
+  Graph qdq = quantized(fp32, 4, 20, 11);
+  SessionOptions l1, unfused;
+  l1.optimization_level = 1;
+  unfused.disabled_passes = {"affine-quantize-fusion"};
+  Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq)), plain(clone_graph(qdq), unfused);
+  INFO(int8.graph().dump());
+  auto h8 = op_histogram(int8.graph());
+  CHECK(h8["AffineQuantize"] == 2);
+  CHECK(h8["FusedConv"] == 0);  // the BNs' depthwise convs went into it
+  CHECK(op_histogram(plain.graph())["AffineQuantize"] == 0);
+  CHECK(h8["Transpose"] < op_histogram(plain.graph())["Transpose"]);
+  for (const Tensor& img : random_images(2, 20, 12)) {
+    const Tensor y = int8.run_one(img);
+    require_equal(y, reference_eval(int8.graph(), {{"x", img}}).begin()->second);
+    // Only a value on a rounding tie can differ from the unfused QuantizeLinear (by 1).
+    CHECK(relative_error(y, plain.run_one(img)) < 0.01);
+    CHECK(relative_error(y, sim.run_one(img)) < 0.05);
+  }
+}
