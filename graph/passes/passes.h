@@ -30,9 +30,6 @@ bool fuse_int8_smooth_activation(Graph& g, PassLog& log);
 bool fuse_gated_quantize(Graph& g, PassLog& log);
 // int8 QuantizeLinear + QGlobalAveragePool -> the pool on the floats (SE blocks)
 bool fuse_quantize_global_pool(Graph& g, PassLog& log);
-// 1x1 depthwise FusedConv (a BatchNormalization, its Relu) + int8 QuantizeLinear + Transpose
-// to NHWC -> com.minfer:AffineQuantize (DenseNet)
-bool fuse_affine_quantize(Graph& g, PassLog& log);
 bool fuse_layer_norm(Graph& g, PassLog& log);      // decomposed LayerNorm -> one node
 bool fuse_gelu(Graph& g, PassLog& log);            // x * 0.5 * (1 + Erf(x / sqrt 2)) -> Gelu
 bool fuse_gemm(Graph& g, PassLog& log);             // MatMul + Add -> Gemm; Gemm + Relu/Clip

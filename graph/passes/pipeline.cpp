@@ -40,9 +40,6 @@ const PassManager& default_pipeline() {
       // com.minfer:GatedQuantize has a CPU kernel only.
       {"gated-quantize-fusion", 2, passes::fuse_gated_quantize,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
-      // com.minfer:AffineQuantize has a CPU kernel only.
-      {"affine-quantize-fusion", 2, passes::fuse_affine_quantize,
-       [](const SessionOptions& o) { return o.device.is_cpu(); }},
       // QGlobalAveragePool on floats has a CPU kernel only.
       {"quantize-pool-fusion", 2, passes::fuse_quantize_global_pool,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},

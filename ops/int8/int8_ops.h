@@ -1,7 +1,7 @@
 // The int8 ops (docs/int8.md): ONNX QuantizeLinear/DequantizeLinear and the com.minfer ops
-// QConv, QGemm, QAdd, QMaxPool, QAveragePool, QGlobalAveragePool, GatedQuantize,
-// AffineQuantize. Their attributes are parsed here, once, into the integer parameters that the
-// reference and the optimized kernels share.
+// QConv, QGemm, QAdd, QMaxPool, QAveragePool, QGlobalAveragePool, GatedQuantize. Their
+// attributes are parsed here, once, into the integer parameters that the reference and the
+// optimized kernels share.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +22,7 @@ void register_quantize_linear_ops(OpRegistry& registry);  // QuantizeLinear, Deq
 void register_qconv_ops(OpRegistry& registry);            // QConv, QGemm
 void register_qadd_ops(OpRegistry& registry);             // QAdd
 void register_qpool_ops(OpRegistry& registry);  // QMaxPool, QAveragePool, QGlobalAveragePool
-void register_gated_quantize_ops(OpRegistry& registry);   // GatedQuantize
-void register_affine_quantize_ops(OpRegistry& registry);  // AffineQuantize
+void register_gated_quantize_ops(OpRegistry& registry);  // GatedQuantize
 void register_cpu_int8_kernels(OpRegistry& registry);
 
 namespace int8 {

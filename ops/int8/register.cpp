@@ -8,7 +8,6 @@ void register_int8_ops(OpRegistry& registry) {
   register_qadd_ops(registry);
   register_qpool_ops(registry);
   register_gated_quantize_ops(registry);
-  register_affine_quantize_ops(registry);
   register_cpu_int8_kernels(registry);
 }
 

@@ -563,49 +563,6 @@ TEST_CASE("CPU QGlobalAveragePool on floats equals QuantizeLinear then the pool,
   });
 }
 
-// AffineQuantize (DenseNet's BatchNormalization + Relu + QuantizeLinear + Transpose to NHWC)
-// against the reference: channel counts around the 16-channel blocks, planes around the
-// 16-pixel tiles and the pixel chunks, both activations, rounding ties (half to even),
-// saturation, NaN and infinities, 1-3 threads.
-TEST_CASE("CPU AffineQuantize equals the reference bit for bit", "[int8]") {
-  std::mt19937 rng(15);
-  for (auto [c, h, w] : {std::tuple<int64_t, int64_t, int64_t>{16, 4, 4},
-                         {40, 5, 7},
-                         {64, 56, 56},
-                         {3, 2, 9},
-                         {33, 1, 600}}) {
-    Tensor x = random_tensor(Shape{2, c, h, w}, rng, -30.f, 30.f);
-    Tensor scale = random_tensor(Shape{c}, rng, -4.f, 4.f);
-    Tensor shift = random_tensor(Shape{c}, rng, -20.f, 20.f);
-    scale.data<float>()[0] = 1.f;  // x + 0.5 ties: 2.5 -> 2, 3.5 -> 4, -0.5 -> -0
-    shift.data<float>()[0] = 0.f;
-    const float special[] = {2.5f, 3.5f, -0.5f, NAN, INFINITY, -INFINITY, 1e9f, -1e9f};
-    for (size_t i = 0; i < std::size(special); ++i) x.data<float>()[i] = special[i];
-    for (const char* act : {"", "Relu"}) {
-      INFO("c " << c << " h " << h << " w " << w << " activation '" << act << "'");
-      Attributes a;
-      a.set("y_zero_point", int64_t{-7});
-      a.set("activation", std::string(act));
-      const Tensor expect = run_ref("AffineQuantize", kMinferDomain, {x, scale, shift}, a)[0];
-      CHECK(expect.shape() == Shape{2, h, w, c});
-      for (int threads : {1, 2, 3})
-        require_equal(run_cpu("AffineQuantize", kMinferDomain, {x, scale, shift},
-                              {false, true, true}, a, threads),
-                      expect);
-    }
-  }
-  // The ties themselves, per the reference: round half to even, then the zero point.
-  Attributes a;
-  a.set("y_zero_point", int64_t{0});
-  const Tensor ties =
-      run_ref("AffineQuantize", kMinferDomain,
-              {Tensor::from_vector<float>({2.5f, 3.5f, -0.5f, 300.f}, {1, 1, 1, 4}),
-               Tensor::from_vector<float>({1.f}, {1}), Tensor::from_vector<float>({0.f}, {1})},
-              a)[0];
-  CHECK(std::vector<int8_t>(ties.data<int8_t>(), ties.data<int8_t>() + 4) ==
-        std::vector<int8_t>{2, 4, 0, 127});
-}
-
 TEST_CASE("GatedQuantize refuses a gate that is not one value per channel", "[int8]") {
   std::mt19937 rng(10);
   Attributes a;

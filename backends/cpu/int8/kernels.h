@@ -9,7 +9,5 @@ namespace minfer::cpu {
 void register_int8_elementwise_kernels(OpRegistry& registry);
 // QMaxPool, QAveragePool, QGlobalAveragePool in NHWC.
 void register_int8_pool_kernels(OpRegistry& registry);
-// AffineQuantize (NCHW floats to NHWC int8).
-void register_int8_affine_quantize_kernel(OpRegistry& registry);
 
 }  // namespace minfer::cpu

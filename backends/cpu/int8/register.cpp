@@ -22,7 +22,6 @@ void register_cpu_int8_kernels(OpRegistry& registry) {
                             [] { return std::make_unique<cpu::QDepthwiseKernel>(); }});
   cpu::register_int8_elementwise_kernels(registry);
   cpu::register_int8_pool_kernels(registry);
-  cpu::register_int8_affine_quantize_kernel(registry);
 }
 
 }  // namespace minfer
