@@ -7,7 +7,9 @@
 #
 # `pack` gathers what the GPU machine lacks into .carry/ (git-ignored): the minfer and
 # minfer_tests binaries, the non-system shared libraries they link (protobuf, ONNX, OpenMP)
-# and the test data they read (../shared/data). The machine has the CUDA runtime, cuBLAS,
+# and the test data they read (../shared/data), plus the QDQ models named in INT8_MODELS
+# (`minfer quantize` output) for the `int8` step, which runs each on the CPU and on CUDA and
+# requires the same output bytes. The machine has the CUDA runtime, cuBLAS,
 # PyTorch and compute-sanitizer. STEPS (default "tests sanitizer demo peers") picks what `run`
 # does; PEERS_ARGS passes options to gpu_peers.py. Results and logs go to $OUT (or out/). The
 # sanitizers run with the plan-time tuning off (MINFER_CUDA_TUNE=0): its timed launches add
@@ -27,6 +29,8 @@ pack() {
   cp "$data"/models/resnet20.* "$data"/models/resnet32.* "$carry/data/models/"
   cp -r "$data/images/cifar10-jpeg" "$data/images/cifar10-png" "$data/images/imagenet" \
     "$carry/data/images/"
+  mkdir -p "$carry/int8"
+  for model in ${INT8_MODELS:-}; do cp "$model" "$carry/int8/"; done
   du -sh "$carry"
 }
 
@@ -58,6 +62,28 @@ run() {
       demo)
         (cd "$carry" && MINFER_DATA=$PWD/data ./bin/minfer demo) 2>&1 | tee "$out/demo.log" |
           tail -25 || status=1 ;;
+      int8)
+        # Each QDQ model on the CPU and on CUDA (which runs the ops it lacks on the CPU): the
+        # int8 ops compute the same values on both, so the outputs differ only by what float
+        # ops between them do (a float pool's order of sums, a BatchNormalization's rounding).
+        local image=$carry/data/images/imagenet/cat_285.png
+        for model in "$carry"/int8/*.onnx; do
+          [ -e "$model" ] || continue
+          for device in cpu cuda; do
+            rm -rf "$out/int8_$device"
+            "$carry/bin/minfer" run "$model" --image "$image" --device "$device" \
+              --save-outputs "$out/int8_$device" >/dev/null || status=1
+          done
+          python3 - "$model" "$out" <<'PY' | tee -a "$out/int8.txt" || status=1
+import glob, os, sys
+import numpy as np
+for cpu in sorted(glob.glob(os.path.join(sys.argv[2], "int8_cpu", "*.npy"))):
+    a, b = np.load(cpu), np.load(cpu.replace("int8_cpu", "int8_cuda"))
+    print(f"{os.path.basename(sys.argv[1])}: {int((a != b).sum())} of {a.size} values differ, "
+          f"max |CUDA - CPU| {float(np.abs(a - b).max()):.3g} (max |CPU| {float(np.abs(a).max()):.3g}), "
+          f"top-1 {int(a.argmax())} / {int(b.argmax())}")
+PY
+        done ;;
       peers)
         python3 bench/gpu_peers.py --minfer "$carry/bin/minfer" --json "$out/gpu_peers.json" \
           ${PEERS_ARGS:-} 2>"$out/gpu_peers.err" | tee "$out/gpu_peers.txt" || status=1 ;;
