@@ -6,6 +6,7 @@
 // stands for zero, the pool's x_zero_point (the pool sums q - x_zero_point, 0 for it), in
 // either layout (the int8 region is NHWC by the time this pass runs).
 #include <algorithm>
+#include <optional>
 
 #include "graph/passes/passes.h"
 #include "graph/passes/rewrite.h"
