@@ -32,6 +32,8 @@ const PassManager& default_pipeline() {
       {"conv-residual-fusion", 2, passes::fuse_conv_residual, {}},
       {"conv-activation-fusion", 2, passes::fuse_conv_activation, {}},
       {"pad-pool-fusion", 2, passes::fuse_pad_into_pool, {}},
+      // After pad-pool-fusion: DenseNet's transition pools come with a Pad of zeros.
+      {"pool-before-pointwise-conv", 2, passes::pool_before_pointwise_conv, {}},
       // Only the CPU kernels apply these in their epilogue (the CUDA ones clamp).
       {"conv-smooth-activation-fusion", 2, passes::fuse_conv_smooth_activation,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},

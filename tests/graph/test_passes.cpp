@@ -479,6 +479,48 @@ TEST_CASE("pad-pool-fusion: a zero Pad of the spatial dims becomes the AveragePo
 }
 
 namespace {
+// x [2, 8, 6, 6] -> Conv (k x k, `stride`, with a bias) -> AveragePool 2x2 stride 2 (`pads`),
+// the conv's output also a graph output where `observed`.
+Graph conv_then_pool(int64_t k = 1, int64_t stride = 1, std::vector<int64_t> pads = {0, 0, 0, 0},
+                     bool observed = false) {
+  std::mt19937 rng(21);
+  Graph g;
+  GraphBuilder b(g);
+  Value* x = b.input("x", DType::f32, Shape{2, 8, 6, 6});
+  Value* c = b.conv("conv", x, conv_weight(b, "w", 4, 8, k, rng),
+                    b.constant("b", random_tensor({4}, rng)), {stride, stride}, {0, 0, 0, 0});
+  Attributes pool;
+  pool.set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool.set("strides", std::vector<int64_t>{2, 2});
+  pool.set("pads", pads);
+  b.output(b.op("AveragePool", "pool", {c}, pool));
+  if (observed) b.output(c);
+  return g;
+}
+
+// The input the optimized graph's AveragePool reads.
+std::string pool_input(const std::function<Graph()>& make) {
+  Graph g = make();
+  g.infer_shapes();
+  optimize(g, SessionOptions{});
+  for (const Node* n : g.topo_order())
+    if (n->op_type == "AveragePool") return n->inputs[0]->name;
+  return "";
+}
+}  // namespace
+
+TEST_CASE("pool-before-pointwise-conv: a 1x1 conv's average pool runs first, the same values",
+          "[passes]") {
+  CHECK(pool_input([] { return conv_then_pool(); }) == "x");
+  require_same_outputs([] { return conv_then_pool(); }, 2);
+  // Kept: a 3x3 conv, a strided one, a padded pool, a conv output someone else reads.
+  CHECK(pool_input([] { return conv_then_pool(3); }) != "x");
+  CHECK(pool_input([] { return conv_then_pool(1, 2); }) != "x");
+  CHECK(pool_input([] { return conv_then_pool(1, 1, {1, 1, 1, 1}); }) != "x");
+  CHECK(pool_input([] { return conv_then_pool(1, 1, {0, 0, 0, 0}, true); }) != "x");
+}
+
+namespace {
 // Dilated convs on a 6x6 plane (x [2, 8, 6, 6]), as DeepLabv3's ASPP branches meet a small
 // plane; `name` -> (kernel, dilations, pads, group).
 struct DilatedConv {
