@@ -47,6 +47,25 @@ Graph quantized(const Graph& fp32, int count, int size, uint32_t seed) {
   return qdq;
 }
 
+// A small float model being built, its weights constants of uniform values in [-0.5, 0.5).
+struct SmallModel {
+  explicit SmallModel(uint32_t seed) : rng(seed) {}
+  Value* weight(const std::string& name, Shape s) {
+    return b.constant(name, random_tensor(std::move(s), rng, -0.5f, 0.5f));
+  }
+  // relu(conv(x) + bias) named `name`, of a `kernel` [out, in, kh, kw] weight.
+  Value* conv_relu(const std::string& name, Value* x, Shape kernel, std::vector<int64_t> strides,
+                   std::vector<int64_t> pads) {
+    const int64_t out = kernel[0];
+    Value* w = weight(name + ".w", std::move(kernel));
+    return b.relu(name, b.conv(name + "_conv", x, w, weight(name + ".b", Shape{out}),
+                               std::move(strides), std::move(pads)));
+  }
+  Graph g;
+  GraphBuilder b{g};
+  std::mt19937 rng;
+};
+
 }  // namespace
 
 TEST_CASE("Calibrator records every activation; tables save and load", "[int8]") {
@@ -320,24 +339,18 @@ TEST_CASE("quantize-pool-fusion: the pool alone reads the int8 values, at its x_
 TEST_CASE("a Concat of int8 branches stays NHWC (SqueezeNet's Fire modules)", "[int8]") {
   // conv -> two branch convs (1x1, 3x3) -> Concat on the channels -> conv: in the QDQ graph
   // the branches join in float between their DequantizeLinears and the next QuantizeLinear.
-  std::mt19937 rng(41);
-  Graph fp32;
-  GraphBuilder b(fp32);
-  auto weight = [&](const std::string& name, Shape s) {
-    return b.constant(name, random_tensor(std::move(s), rng, -0.5f, 0.5f));
-  };
+  SmallModel m(41);
+  Graph& fp32 = m.g;
+  GraphBuilder& b = m.b;
   Value* x = b.input("x", DType::f32, Shape{1, 3, 16, 16});
-  Value* h = b.relu("h", b.conv("c0", x, weight("w0", {8, 3, 3, 3}), weight("b0", {8}), {1, 1},
-                                {1, 1, 1, 1}));
-  Value* e1 = b.relu("e1", b.conv("c1", h, weight("w1", {6, 8, 1, 1}), weight("b1", {6}),
-                                  {1, 1}, {0, 0, 0, 0}));
-  Value* e3 = b.relu("e3", b.conv("c3", h, weight("w3", {10, 8, 3, 3}), weight("b3", {10}),
-                                  {1, 1}, {1, 1, 1, 1}));
+  Value* h = m.conv_relu("h", x, {8, 3, 3, 3}, {1, 1}, {1, 1, 1, 1});
+  Value* e1 = m.conv_relu("e1", h, {6, 8, 1, 1}, {1, 1}, {0, 0, 0, 0});
+  Value* e3 = m.conv_relu("e3", h, {10, 8, 3, 3}, {1, 1}, {1, 1, 1, 1});
   Attributes axis;
   axis.set("axis", int64_t{1});
   Value* cat = b.op("Concat", "cat", {e1, e3}, axis);
-  b.output(b.conv("c4", cat, weight("w4", {4, 16, 3, 3}), weight("b4", {4}), {1, 1},
-                  {1, 1, 1, 1}));
+  b.output(
+      b.conv("c4", cat, m.weight("w4", {4, 16, 3, 3}), m.weight("b4", {4}), {1, 1}, {1, 1, 1, 1}));
   fp32.infer_shapes();
   Graph qdq = quantized(fp32, 4, 16, 7);
   SessionOptions l1;
@@ -367,17 +380,12 @@ TEST_CASE("Inception's blocks stay int8 and NHWC: the pool beside a conv, the Pa
   // conv -> [3x3 stride-2 conv, 3x3 stride-2 MaxPool] -> Concat -> Pad -> AveragePool -> conv:
   // torchvision's Inception v3 exports its reduction blocks and the next block's branch pool
   // (avg_pool2d with padding 1) so.
-  std::mt19937 rng(43);
-  Graph fp32;
-  GraphBuilder b(fp32);
-  auto weight = [&](const std::string& name, Shape s) {
-    return b.constant(name, random_tensor(std::move(s), rng, -0.5f, 0.5f));
-  };
+  SmallModel m(43);
+  Graph& fp32 = m.g;
+  GraphBuilder& b = m.b;
   Value* x = b.input("x", DType::f32, Shape{1, 3, 17, 17});
-  Value* h = b.relu(
-      "h", b.conv("c0", x, weight("w0", {8, 3, 3, 3}), weight("b0", {8}), {1, 1}, {1, 1, 1, 1}));
-  Value* reduced = b.relu(
-      "r", b.conv("c1", h, weight("w1", {6, 8, 3, 3}), weight("b1", {6}), {2, 2}, {0, 0, 0, 0}));
+  Value* h = m.conv_relu("h", x, {8, 3, 3, 3}, {1, 1}, {1, 1, 1, 1});
+  Value* reduced = m.conv_relu("r", h, {6, 8, 3, 3}, {2, 2}, {0, 0, 0, 0});
   Value* pooled = b.max_pool("pool", h, {3, 3}, {2, 2}, {0, 0, 0, 0});
   Attributes axis;
   axis.set("axis", int64_t{1});
@@ -388,7 +396,8 @@ TEST_CASE("Inception's blocks stay int8 and NHWC: the pool beside a conv, the Pa
   Attributes window;
   window.set("kernel_shape", std::vector<int64_t>{3, 3});
   Value* avg = b.op("AveragePool", "avg", {padded}, window);
-  b.output(b.conv("c2", avg, weight("w2", {4, 14, 1, 1}), weight("b2", {4}), {1, 1}, {0, 0, 0, 0}));
+  b.output(
+      b.conv("c2", avg, m.weight("w2", {4, 14, 1, 1}), m.weight("b2", {4}), {1, 1}, {0, 0, 0, 0}));
   fp32.infer_shapes();
   Graph qdq = quantized(fp32, 4, 17, 9);
   SessionOptions l1, unfused;
