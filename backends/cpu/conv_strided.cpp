@@ -30,6 +30,10 @@ bool strided_conv_enabled() { return env_switch("MINFER_CPU_STRIDED", cpu_is_amd
 
 bool grouped_conv_enabled() { return env_switch("MINFER_CPU_GROUPED", true); }
 
+bool StridedConv::halves_pay() {
+  return env_switch("MINFER_CPU_STRIDED_HALVES", cpu_splits_512_bit());
+}
+
 // Measured each conv in its model, one thread of a Zen 5, against the paths it replaces:
 // ResNet-50's 3x3 stride-2 convs 1.13-1.21 -> 0.98-1.05 ms (28x28 and 14x14 outputs: im2col
 // and ConvGemm), its 7x7 stem 1.10 -> 1.01; on a 7x7 output (weights of 9 MB from memory) level
@@ -65,11 +69,13 @@ int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* w
   pad_ = level->padded_planes;
   const int64_t nr = kernels_->nr, lanes = nr / 2, K = k(), mg = s.m / s.group;
   interleave_ = s.group > 1 && mg < lanes && lanes % mg == 0 && lanes / mg <= 4 ? lanes / mg : 1;
+  halves_ = lanes == 16 && halves_pay();
   group_blocks_ = ceil_div(mg, nr);
   blocks_ = interleave_ > 1 ? ceil_div(s.group, interleave_) : s.group * group_blocks_;
   const size_t floats = size_t(blocks_ * K * nr) + 16;
   auto packed = ctx.share<PackedBlocks>(
-      std::string("cpu.conv.strided.") + isa_name(kernels_->isa), floats * sizeof(float), [&] {
+      std::string("cpu.conv.strided.") + isa_name(kernels_->isa) + (halves_ ? ".halves" : ""),
+      floats * sizeof(float), [&] {
         auto p = std::make_shared<PackedBlocks>();
         p->storage.assign(floats, 0.f);
         float* dst = p->storage.data();
@@ -80,7 +86,9 @@ int64_t StridedConv::prepare(PrepareContext& ctx, const Shape& s, const float* w
         for (int64_t m = 0; m < s.m; ++m) {
           const int64_t g = m / mg, j = m % mg;
           const int64_t block = interleave_ > 1 ? g / interleave_ : g * group_blocks_ + j / nr;
-          const int64_t lane = interleave_ > 1 ? j * interleave_ + g % interleave_ : j % nr;
+          const int64_t lane = halves_ && interleave_ == 2 ? g % 2 * 8 + j
+                               : interleave_ > 1           ? j * interleave_ + g % interleave_
+                                                           : j % nr;
           for (int64_t kk = 0; kk < K; ++kk)
             dst[(block * K + kk) * nr + lane] = weights[m * K + kk];
         }
@@ -187,6 +195,7 @@ void StridedConv::run(const float* x, const float* b, const float* z, float* y,
                          int(s.kw),
                          int(s.sw),
                          int(interleave_),
+                         halves_,
                          w_.get() + block * K * nr,
                          cols,
                          groups,

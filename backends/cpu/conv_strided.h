@@ -49,6 +49,11 @@ class StridedConv {
   static constexpr int64_t kMinDepth = 64, kMaxSmallPlane = 64, kMinGroupDepth = 36;
   static constexpr int64_t kMinStride1Plane = 128;
   static bool pays(const Shape& s, Isa isa);
+  // Whether blocks that 512-bit vectors fill poorly (two groups of 8 channels, 17-24 channels)
+  // run on 256-bit vectors (StridedRows::halves): on CPUs that split 512-bit operations
+  // (cpu_splits_512_bit), unless the environment sets MINFER_CPU_STRIDED_HALVES=0; =1 turns it
+  // on anywhere (tests, A/B benchmarks).
+  static bool halves_pay();
 
   // Packs W [M, C, kh, kw] (shared through ctx with the session's other plans) and returns the
   // workspace floats that a run needs (all threads together).
@@ -90,6 +95,7 @@ class StridedConv {
   // Groups of fewer output channels than a vector's lanes (a divisor of them) go 2 or 4 to a
   // block, side by side in the lanes and in the padded copy (StridedRows::interleave); else 1.
   int64_t interleave_ = 1;
+  bool halves_ = false;       // halves_pay(), on a 512-bit level
   int64_t group_blocks_ = 1;  // blocks per group, where interleave_ is 1
   int64_t blocks_ = 1;
   int64_t ph_ = 0, pw_ = 0, plane_ = 0;

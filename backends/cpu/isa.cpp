@@ -156,6 +156,20 @@ bool cpu_is_amd() {
 #endif
 }
 
+bool cpu_splits_512_bit() {
+#ifdef MINFER_X86_CPUID
+  static const bool split = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!cpu_is_amd() || !__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+    const unsigned base = (eax >> 8) & 0xf, extended = (eax >> 20) & 0xff;
+    return base + (base == 0xf ? extended : 0) == 0x19;  // Zen 3 and 4; Zen 3 has no AVX-512
+  }();
+  return split;
+#else
+  return false;
+#endif
+}
+
 Isa active_isa() {
   const int cap = g_cap.load();
   if (cap >= 0) return static_cast<Isa>(cap);

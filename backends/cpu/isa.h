@@ -40,6 +40,9 @@ bool has_any_isa();
 // Whether the CPU is AMD's (or Hygon's, a Zen): for the few tuning choices where Zen cores
 // and Intel's measured the other way round.
 bool cpu_is_amd();
+// Whether the CPU runs 512-bit operations as two 256-bit halves (AMD's family 19h: Zen 4),
+// where some 512-bit broadcasts cost a vector pipe that FMAs need.
+bool cpu_splits_512_bit();
 // Caps the level; throws Unsupported when the CPU lacks it.
 void set_isa_cap(Isa isa);
 // Back to MINFER_ISA, or the automatic choice.

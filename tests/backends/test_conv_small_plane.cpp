@@ -267,9 +267,21 @@ TEST_CASE("cpu Conv runs grouped convs with each group's output channels in the 
        {6, 8, 3, 3}, {1, 1}, {0, 1, 1, 0}, true, true, 1, 3},
       {"4 groups of 6 -> 12 channels (not a divisor of the lanes), 5x5", {1, 24, 12, 12},
        {48, 6, 5, 5}, {1, 1}, {2, 2, 2, 2}, true, false, 2, 4},
+      {"5 groups of 8 (the last block one group), rows of 30 in 3 tiles, residual and Relu",
+       {1, 40, 9, 30}, {40, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, true, true, 1, 5},
+      {"3 groups of 24 (RegNet-X's), rows of 30 in tiles of at most 9, stride 2, Relu",
+       {1, 72, 21, 60}, {72, 24, 3, 3}, {2, 2}, {1, 1, 1, 1}, true, false, 1, 3},
+      {"2 groups of 56 (32 + 24 channels), no bias, residual", {1, 112, 10, 12},
+       {112, 56, 3, 3}, {1, 1}, {1, 1, 1, 1}, false, true, 0, 2},
   };
   std::mt19937 rng(11);
-  check_strided_path(cases, "MINFER_CPU_GROUPED", rng);
+  // On AVX-512 two groups of 8 channels, or 17-24 channels, go to 512-bit vectors or to 256-bit
+  // ones (the default where the CPU splits 512-bit operations): both checked.
+  for (const char* halves : {"0", "1"}) {
+    INFO("MINFER_CPU_STRIDED_HALVES=" << halves);
+    test::ScopedEnv env("MINFER_CPU_STRIDED_HALVES", halves);
+    check_strided_path(cases, "MINFER_CPU_GROUPED", rng);
+  }
 }
 
 TEST_CASE("the strided path takes deep enough kernels larger than 1x1 at a stride of 2, or of 1 "

@@ -261,6 +261,10 @@ struct StridedRows {
   // Groups side by side (1, 2 or 4): each input position holds that many groups' values in
   // turn, and lane l of the block is channel l / interleave of its group l % interleave.
   int interleave;
+  // On the 512-bit levels, blocks of 2 interleaved groups or of 17-24 channels run on 256-bit
+  // vectors (StridedConv::halves_pay); interleaved groups' weights are then packed group 0's 8
+  // lanes, then group 1's.
+  bool halves;
   const float* b;
   int64_t cols;          // output channels of the block (of each of its groups)
   int64_t groups;        // the block's groups (1 where interleave is 1)

@@ -22,8 +22,10 @@ namespace {
 // its time with rows in one tile; the 28x28 one 1.01 with tiles of 14, so kept at 7), or of up
 // to 12 where the products are deep (Inception v3's 3x3 stride-2 conv of 288 channels to 17x17,
 // K = 2592: 2 tiles a row, 0.96 of the time; the 7x7 stem, K = 147, 1.06: a tile of more than 8
-// moves its sums out through two 8x8 transposes). On 16 registers, 6 positions (12 sums, 2
-// weight vectors, 1 broadcast).
+// moves its sums out through two 8x8 transposes). Tiles of one vector of channels (14 sums at
+// most) take up to 14 positions of any row: a grouped conv of 8 channels a group on 28x28, 2
+// tiles of 14 a row, 0.94 of its time with 4 of 7 (1 thread of a Zen 4). On 16 registers, 6
+// positions (12 sums, 2 weight vectors, 1 broadcast).
 constexpr int kLanes = kF32Lanes, kNr = 2 * kLanes, kMaxRows = MINFER_ISA_WIDE ? 14 : 6;
 constexpr int kLongRowTile = MINFER_ISA_WIDE ? 8 : 6, kDeepRowTile = MINFER_ISA_WIDE ? 12 : 6;
 constexpr int64_t kDeepSteps = 512;
@@ -53,9 +55,10 @@ static inline void store_row(Vec8 v, float bias, const float* z, float* y, bool 
 }
 
 // R <= 8 of the tile's sums in t, to y channel by channel through 8 x 8 transposes, positions
-// [q0, q0 + R); I groups side by side in the lanes. Rows of t past R are zeros, transposed but
-// not stored; so are the lanes of groups that the block lacks.
-template <int R, int I>
+// [q0, q0 + R); I groups side by side in the lanes (lane l: channel l / I of group l % I; with
+// kPairs, two groups' 8 lanes in turn, lane l channel l % 8 of group l / 8). Rows of t past R
+// are zeros, transposed but not stored; so are the lanes of groups that the block lacks.
+template <int R, int I, bool kPairs = false>
 void store_group(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
   const __m256 lo = _mm256_set1_ps(a.lo), hi = _mm256_set1_ps(a.hi);
   const int64_t lanes = I * a.cols;
@@ -66,9 +69,10 @@ void store_group(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
     transpose8(col);
     const int64_t n = min64(8, lanes - j0);
     for (int64_t j = 0; j < n; ++j) {
-      const int64_t group = (j0 + j) % I;
+      const int64_t group = kPairs ? (j0 + j) / 8 : (j0 + j) % I;
       if (I > 1 && group >= a.groups) continue;
-      const int64_t channel = I > 1 ? group * a.group_stride + (j0 + j) / I : j0 + j;
+      const int64_t in_group = kPairs ? (j0 + j) % 8 : (j0 + j) / I;
+      const int64_t channel = I > 1 ? group * a.group_stride + in_group : j0 + j;
       const int64_t at = channel * a.y_channel + q0;
       store_row<R>(col[j], a.bias ? a.bias[channel] : 0.f, a.z ? a.z + at : nullptr, a.y + at,
                    a.clamp, lo, hi);
@@ -77,10 +81,10 @@ void store_group(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
 }
 
 // The tile's R x kNr sums in groups of 8 positions.
-template <int R, int I>
+template <int R, int I, bool kPairs = false>
 void store_tile(const f32::StridedRows& a, int64_t q0, const float (*t)[kNr]) {
-  store_group<(R < 8 ? R : 8), I>(a, q0, t);
-  if constexpr (R > 8) store_group<R - 8, I>(a, q0 + 8, t + 8);
+  store_group<(R < 8 ? R : 8), I, kPairs>(a, q0, t);
+  if constexpr (R > 8) store_group<R - 8, I, kPairs>(a, q0 + 8, t + 8);
 }
 
 // The I floats at p repeated across a vector: one group's input (I = 1) or I groups' side by
@@ -152,8 +156,73 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
   store_tile<R, I>(a, q0, t);
 }
 
+constexpr int kHalfLanes = 8, kMaxHalves = 28;  // (sums in registers at most)
+
+#if MINFER_ISA_WIDE
+// Blocks that 512-bit vectors fill poorly, on CPUs that split 512-bit operations in two
+// (StridedRows::halves), in N 256-bit vectors: two groups of 8 channels (kPairs; N = 2), each
+// position's input of each group broadcast from its float, where tile<R, S, 1, SW, 2>
+// broadcasts the pair to 512 bits; or 17-24 channels of one group (N = 3), which fill 3 of 4
+// half vectors where tile<R, S, 2, SW, 1> fills 2 of 2 at 0.75. (On a Zen 4 a 512-bit
+// broadcast of a pair took a vector pipe beside every FMA: 14 FMAs with such broadcasts ran at
+// 0.75 of the rate with broadcasts of one float, an operand of the FMA; a loop of nothing
+// else.) For kPairs the weights are packed to match: group 0's 8 lanes, then group 1's.
+template <int R, int S, int SW, int N, bool kPairs, bool kPrefetch>
+void tile_halves(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta,
+                 const char*& pf, const char* pf_end) {
+  static_assert(R * N <= kMaxHalves);
+  constexpr int kStep = kPairs ? 2 : 1;  // floats per input position
+  __m256 acc[R][N];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 3
+    for (int v = 0; v < N; ++v) acc[r][v] = _mm256_setzero_ps();
+  const float* bp = a.b;
+  for (int64_t c = 0; c < a.channels; ++c, x += a.plane)
+    for (int ky = 0; ky < a.kh; ++ky) {
+      const float* row = x + ky * a.row;
+      for (int kx = 0; kx < a.kw; ++kx, row += kStep, bp += kNr) {
+        asm("" : "+r"(row));  // as in tile()
+        if (kPrefetch && pf < pf_end) {
+          __builtin_prefetch(pf, 0, 2);
+          pf += 64;
+        }
+        __m256 b[N];
+#pragma GCC unroll 3
+        for (int v = 0; v < N; ++v) b[v] = _mm256_load_ps(bp + v * kHalfLanes);
+#pragma GCC unroll 16
+        for (int r = 0; r < R; ++r) {
+          const float* in = r < S ? row + SW * kStep * r : row + delta + SW * kStep * r;
+#pragma GCC unroll 3
+          for (int v = 0; v < N; ++v)
+            acc[r][v] = _mm256_fmadd_ps(_mm256_set1_ps(in[kPairs ? v : 0]), b[v], acc[r][v]);
+        }
+      }
+    }
+  alignas(64) float t[kGroupRows][kNr];  // (store_tile reads the first N * 8 lanes)
+#pragma GCC unroll 16
+  for (int r = 0; r < (R + 7) / 8 * 8; ++r)
+#pragma GCC unroll 3
+    for (int v = 0; v < N; ++v)
+      _mm256_store_ps(t[r] + v * kHalfLanes, r < R ? acc[r][v] : _mm256_setzero_ps());
+  store_tile<R, kPairs ? 2 : 1, kPairs>(a, q0, t);
+}
+
+#endif
+
 using Tile = void (*)(const f32::StridedRows&, int64_t, const float*, int64_t, const char*&,
                       const char*);
+
+#if MINFER_ISA_WIDE
+// tile_halves where its sums fit in registers, else null (rows() asks for no more).
+template <int R, int S, int SW, int N, bool kPairs, bool kPrefetch>
+constexpr Tile halves_entry() {
+  if constexpr (R * N > kMaxHalves)
+    return nullptr;
+  else
+    return tile_halves<R, S, SW, N, kPairs, kPrefetch>;
+}
+#endif
 
 // Tiles may span two rows on 16 registers only (where rows of 14 left lanes of the 6 empty).
 constexpr bool kSpansRows = !MINFER_ISA_WIDE;
@@ -165,23 +234,45 @@ constexpr int tile_first(int i) {
   return kSpansRows && i % kMaxRows + 1 < tile_rows(i) ? i % kMaxRows + 1 : tile_rows(i);
 }
 
-// tile<rows, first, V, SW, I, kPrefetch> for run-time 1 <= first <= rows <= kMaxRows.
-template <int V, int SW, int I, bool kPrefetch, int... Is>
+// tile<rows, first, V, SW, I, kPrefetch> for run-time 1 <= first <= rows <= kMaxRows; with
+// H > 0, tile_halves<rows, first, SW, H, I == 2, kPrefetch> (rows <= kMaxHalves / H).
+template <int V, int SW, int I, int H, bool kPrefetch, int... Is>
 Tile tile_for(int rows, int first, std::integer_sequence<int, Is...>) {
+#if MINFER_ISA_WIDE
+  if constexpr (H > 0) {
+    static constexpr Tile kTiles[] = {
+        halves_entry<tile_rows(Is), tile_first(Is), SW, H, I == 2, kPrefetch>()...};
+    return kTiles[(rows - 1) * kMaxRows + first - 1];
+  }
+#endif
   static constexpr Tile kTiles[] = {tile<tile_rows(Is), tile_first(Is), V, SW, I, kPrefetch>...};
   return kTiles[(rows - 1) * kMaxRows + first - 1];
 }
 
-template <int V, int SW, int I>
+template <int V, int SW, int I, int H = 0>
 Tile tile_for(int rows, int first, bool prefetch) {
   const auto seq = std::make_integer_sequence<int, kMaxRows * kMaxRows>{};
-  return prefetch ? tile_for<V, SW, I, true>(rows, first, seq)
-                  : tile_for<V, SW, I, false>(rows, first, seq);
+  return prefetch ? tile_for<V, SW, I, H, true>(rows, first, seq)
+                  : tile_for<V, SW, I, H, false>(rows, first, seq);
 }
 
-// Two vectors of channels of one group, or one vector of 1, 2 or 4 groups.
+// The 256-bit vectors of a block where it runs in halves (StridedRows::halves): 2 for a pair
+// of groups, 3 for 17-24 channels of one; else 0.
+int halves_of(const f32::StridedRows& a) {
+  if (!MINFER_ISA_WIDE || !a.halves) return 0;
+  if (a.interleave == 2) return 2;
+  return a.interleave == 1 && a.cols > 2 * kHalfLanes && a.cols <= 3 * kHalfLanes ? 3 : 0;
+}
+
+// Two vectors of channels of one group, or one vector of 1, 2 or 4 groups, or `halves`
+// 256-bit vectors.
 template <int SW>
-Tile tile_for(int v, int interleave, int rows, int first, bool prefetch) {
+Tile tile_for(int v, int interleave, [[maybe_unused]] int halves, int rows, int first,
+              bool prefetch) {
+#if MINFER_ISA_WIDE
+  if (halves == 2) return tile_for<1, SW, 2, 2>(rows, first, prefetch);
+  if (halves == 3) return tile_for<2, SW, 1, 3>(rows, first, prefetch);
+#endif
   if (v == 2) return tile_for<2, SW, 1>(rows, first, prefetch);
   if (interleave == 4) return tile_for<1, SW, 4>(rows, first, prefetch);
   if (interleave == 2) return tile_for<1, SW, 2>(rows, first, prefetch);
@@ -195,9 +286,12 @@ void rows(const f32::StridedRows& a) {
   const bool spans = kSpansRows && a.width >= kMaxRows;
   const int64_t run = spans ? a.positions : a.width;  // positions tiled together
   const bool deep = a.channels * a.kh * a.kw >= kDeepSteps;
-  const int64_t max_tile = run <= kMaxRows ? kMaxRows : deep ? kDeepRowTile : kLongRowTile;
+  const int v = a.cols > kLanes ? 2 : 1, halves = halves_of(a);
+  const int64_t max_tile = halves == 3                 ? kMaxHalves / 3
+                           : run <= kMaxRows || v == 1 ? kMaxRows
+                           : deep                      ? kDeepRowTile
+                                                       : kLongRowTile;
   const int64_t tiles = (run + max_tile - 1) / max_tile;
-  const int v = a.cols > kLanes ? 2 : 1;
   const int64_t step = a.sw * a.interleave;           // floats from a position to the next
   const int64_t delta = a.next_row - step * a.width;  // from a row's end to the next's start
   const char* pf = reinterpret_cast<const char*>(a.prefetch);
@@ -210,8 +304,8 @@ void rows(const f32::StridedRows& a) {
       const int in_row = int(min64(rows, a.width - u));
       const float* x = a.x + r * a.next_row + u * step;
       const bool ahead = pf < pf_end;
-      const Tile f = a.sw == 1 ? tile_for<1>(v, a.interleave, rows, in_row, ahead)
-                               : tile_for<2>(v, a.interleave, rows, in_row, ahead);
+      const Tile f = a.sw == 1 ? tile_for<1>(v, a.interleave, halves, rows, in_row, ahead)
+                               : tile_for<2>(v, a.interleave, halves, rows, in_row, ahead);
       f(a, q0, x, delta, pf, pf_end);
     }
 }
