@@ -36,8 +36,10 @@ constexpr size_t kAlign = 256;
 
 size_t aligned(size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
 
+// rank 0: any rank of at least 2 (QGemm's A: rows of K).
 bool static_i8(const PrepareContext& ctx, size_t i, size_t rank) {
-  return is_static(ctx, i, DType::i8) && ctx.inputs[i].shape.rank() == rank;
+  const size_t r = ctx.inputs[i].shape.rank();
+  return is_static(ctx, i, DType::i8) && (rank ? r == rank : r >= 2);
 }
 
 enum class GemmPath { Dp4a, CublasLt, Igemm };
@@ -50,7 +52,7 @@ class QConvCuda final : public Kernel {
   static bool supports(const PrepareContext& ctx) {
     const bool gemm = ctx.node.op_type == "QGemm";
     const size_t rank = gemm ? 2 : 4;
-    if (ctx.inputs.size() < 2 || !static_i8(ctx, 0, rank) || !static_i8(ctx, 1, rank) ||
+    if (ctx.inputs.size() < 2 || !static_i8(ctx, 0, gemm ? 0 : 4) || !static_i8(ctx, 1, rank) ||
         !ctx.inputs[1].constant || !outputs_fit(ctx))
       return false;
     if (!gemm && ctx.node.attrs.get_string("layout", "NCHW") != "NHWC") return false;
@@ -118,11 +120,12 @@ void QConvCuda::read_dims(const PrepareContext& ctx) {
   const Shape& ws = ctx.inputs[1].shape;
   Window2d& w = conv_.win;
   if (ctx.node.op_type == "QGemm") {
-    // Rows of A are "pixels" of a 1x1 conv over K channels.
-    if (ws[1] != xs[1])
-      ctx.fail("weight has " + std::to_string(ws[1]) + " columns, A has " + std::to_string(xs[1]));
-    conv_.n = int(xs[0]);
-    conv_.c = conv_.cg = int(xs[1]);
+    // Rows of A (all dims but the last) are "pixels" of a 1x1 conv over K channels.
+    const int64_t k = xs.dims().back();
+    if (ws[1] != k)
+      ctx.fail("weight has " + std::to_string(ws[1]) + " columns, A has " + std::to_string(k));
+    conv_.n = int(xs.numel() / std::max<int64_t>(k, 1));
+    conv_.c = conv_.cg = int(k);
     m_ = mg_ = int(ws[0]);
     return;
   }

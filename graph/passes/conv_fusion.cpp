@@ -66,11 +66,15 @@ bool is_hard_swish_gate(const Node& n) {  // HardSigmoid(x / 6 + 1/2): torch's o
 // conv) and FusedConv's attributes; or no nodes.
 std::vector<Node*> smooth_activation_of(const Value* x, Attributes& attrs) {
   if (x->is_graph_output) return {};
-  if (x->uses.size() == 1) {  // Sigmoid, HardSigmoid or HardSwish of x
+  if (x->uses.size() == 1) {  // Sigmoid, HardSigmoid, HardSwish or Gelu of x
     Node* act = x->uses[0].node;
     if (act->inputs.empty() || act->inputs[0] != x) return {};
+    const std::string approximate = act->attrs.get_string("approximate", "none");
     if (rewrite::is_op(act, "Sigmoid") || rewrite::is_op(act, "HardSwish")) {
       attrs.set("activation", act->op_type);
+    } else if ((rewrite::is_op(act, "Gelu") || rewrite::is_op(act, "Gelu", kMinferDomain)) &&
+               (approximate == "none" || approximate == "tanh")) {
+      attrs.set("activation", std::string(approximate == "tanh" ? "GeluTanh" : "Gelu"));
     } else if (rewrite::is_op(act, "HardSigmoid")) {
       attrs.set("activation", std::string("HardSigmoid"));
       attrs.set("activation_alpha", act->attrs.get_float("alpha", 0.2f));

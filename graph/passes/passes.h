@@ -23,7 +23,7 @@ bool fuse_conv_activation(Graph& g, PassLog& log);  // Conv + Relu/Clip
 bool fuse_pad_into_pool(Graph& g, PassLog& log);    // Pad(zeros) + AveragePool -> its pads
 // 1x1 Conv + AveragePool (unpadded) -> the pool, then the conv (DenseNet's transitions)
 bool pool_before_pointwise_conv(Graph& g, PassLog& log);
-// Conv + Sigmoid/HardSigmoid/HardSwish, x * Sigmoid(x) (SiLU), x * HardSigmoid(x) (HardSwish)
+// Conv + Sigmoid/HardSigmoid/HardSwish/Gelu, x * Sigmoid(x) (SiLU), x * HardSigmoid(x) (HardSwish)
 bool fuse_conv_smooth_activation(Graph& g, PassLog& log);
 // QConv/QGemm with a float output + the same smooth activations (int8 EfficientNet's SiLU),
 // and the int8 QuantizeLinear after them if that is their only user

@@ -34,6 +34,8 @@ const PassManager& default_pipeline() {
       {"pad-pool-fusion", 2, passes::fuse_pad_into_pool, {}},
       // After pad-pool-fusion: DenseNet's transition pools come with a Pad of zeros.
       {"pool-before-pointwise-conv", 2, passes::pool_before_pointwise_conv, {}},
+      // Before the smooth activations' fusions, which take its Gelu.
+      {"gelu-fusion", 2, passes::fuse_gelu, {}},
       // Only the CPU kernels apply these in their epilogue (the CUDA ones clamp).
       {"conv-smooth-activation-fusion", 2, passes::fuse_conv_smooth_activation,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
@@ -46,7 +48,6 @@ const PassManager& default_pipeline() {
       {"quantize-pool-fusion", 2, passes::fuse_quantize_global_pool,
        [](const SessionOptions& o) { return o.device.is_cpu(); }},
       {"layernorm-fusion", 2, passes::fuse_layer_norm, {}},
-      {"gelu-fusion", 2, passes::fuse_gelu, {}},
       {"gemm-fusion", 2, passes::fuse_gemm, {}},
       // com.minfer:FusedMatMul has a CPU kernel only.
       {"matmul-bias-fusion", 2, passes::fuse_matmul_bias,

@@ -55,8 +55,10 @@ Kind classify(const Node& n) {
     return Kind::Gemm;
   }
   if (op == "MatMul") {
+    // Of a constant [K, M]: x [..., K] of any rank from 2 (a ViT's or ConvNeXt's Linear
+    // layers), whose rows are one 2-D product (QGemm's A).
     const Tensor* w = float_constant(n.input(1));
-    return w && w->rank() == 2 && x->shape.rank() == 2 ? Kind::MatMul : Kind::None;
+    return w && w->rank() == 2 && x->shape.rank() >= 2 ? Kind::MatMul : Kind::None;
   }
   if (op == "Add") {
     const Value* y = n.input(1);
@@ -223,8 +225,12 @@ class Quantizer {
                            {wq_v, ws_v, wz_v}, 1, a);
     g_.set_input(&n, 1, dq->outputs[0]);
 
-    if (kind == Kind::MatMul || !n.input(2)) return;
-    const Tensor& b = *rewrite::constant_of(n.inputs[2]);
+    // A MatMul's bias is the Add after it (a Linear layer's export): its constant [M].
+    Node* bias_add = kind == Kind::MatMul ? matmul_bias_add(n, channels) : nullptr;
+    const size_t bias_input = bias_add ? (bias_add->inputs[0] == n.outputs[0] ? 1 : 0) : 2;
+    Node& bias_node = bias_add ? *bias_add : n;
+    if (!bias_node.input(bias_input)) return;
+    const Tensor& b = *rewrite::constant_of(bias_node.inputs[bias_input]);
     std::vector<float> bias_scale(channels);
     std::vector<int32_t> bq(channels);
     for (int64_t c = 0; c < channels; ++c) {
@@ -232,7 +238,7 @@ class Quantizer {
       double v = std::nearbyint(double(b.data<float>()[c]) / double(bias_scale[c]));
       bq[c] = static_cast<int32_t>(std::clamp(v, -2147483648.0, 2147483647.0));
     }
-    const std::string bname = n.inputs[2]->name;
+    const std::string bname = bias_node.inputs[bias_input]->name;
     Value* bq_v = quant::add_unique_constant(g_, bname + "_quantized",
                                              Tensor::from_vector(bq, Shape{channels}));
     Value* bs_v = quant::add_unique_constant(g_, bname + "_scale",
@@ -244,7 +250,16 @@ class Quantizer {
     ab.set("axis", int64_t{0});
     Node* dqb = g_.add_node("DequantizeLinear", node_name(bname + "_DequantizeLinear"),
                             {bq_v, bs_v, bz_v}, 1, ab);
-    g_.set_input(&n, 2, dqb->outputs[0]);
+    g_.set_input(&bias_node, bias_input, dqb->outputs[0]);
+  }
+
+  // The Add of a float constant [channels] that alone reads a MatMul's output, or null.
+  static Node* matmul_bias_add(const Node& n, int64_t channels) {
+    Node* add = rewrite::sole_user(n.outputs[0]);
+    if (!rewrite::is_op(add, "Add") || add->inputs.size() != 2) return nullptr;
+    const Value* other = add->inputs[add->inputs[0] == n.outputs[0] ? 1 : 0];
+    const Tensor* b = float_constant(other);
+    return b && b->rank() == 1 && b->numel() == channels && other->uses.size() == 1 ? add : nullptr;
   }
 
   // Node names must be unique in an ONNX file.

@@ -180,12 +180,12 @@ class Folder {
   }
 
  private:
-  // The activation and output Q after `n`; appends them to `chain`. False when an int8
-  // output is required and there is none.
-  bool output_chain(Node* n, std::vector<Node*>& chain, Activation& act,
+  // The activation and output Q after `lead` (the node, or a MatMul and its bias Add);
+  // appends them to `chain`. False when an int8 output is required and there is none.
+  bool output_chain(const std::vector<Node*>& lead, std::vector<Node*>& chain, Activation& act,
                     std::optional<Int8Out>& out) {
-    chain = {n};
-    const Value* cur = n->outputs[0];
+    chain = lead;
+    const Value* cur = lead.back()->outputs[0];
     act = activation_after(cur);
     if (act.node) {
       chain.push_back(act.node);
@@ -214,20 +214,22 @@ class Folder {
     rewrite::replace_chain(g_, chain, replacement, removed_);
   }
 
-  // Replaces `n` and the activation/QuantizeLinear chain after it with one int8 node `op`
-  // (QConv, QGemm) of int8 weights `w` and int32 `bias`; false if the output stage does not fit.
+  // Replaces `n` (with its bias Add where `bias_add`) and the activation/QuantizeLinear chain
+  // after it with one int8 node `op` (QConv, QGemm) of int8 weights `w` and int32 `bias`; false
+  // if the output stage does not fit.
   bool emit(const char* op, Node* n, Attributes a, const Int8In& x,
             const std::vector<float>& w_scale, const Tensor& w, const std::optional<Tensor>& bias,
-            int64_t channels) {
-    std::vector<Node*> chain;
+            int64_t channels, Node* bias_add = nullptr) {
+    std::vector<Node*> chain, lead{n};
+    if (bias_add) lead.push_back(bias_add);
     Activation act;
     std::optional<Int8Out> out;
-    output_chain(n, chain, act, out);
+    output_chain(lead, chain, act, out);
     a.set("x_scale", x.scale);
     a.set("x_zero_point", int64_t{x.zero_point});
     a.set("w_scale", w_scale);
     if (!set_output(a, act, out)) {  // keep only the node; the chain stays in float
-      chain.resize(1);
+      chain = lead;
       out.reset();
       act = {};
       set_output(a, act, out);
@@ -256,8 +258,8 @@ class Folder {
     const bool matmul = n->op_type == "MatMul";
     auto x = int8_input(n->inputs[0]);
     auto w = int8_weight(n->input(1));
-    if (!x || !w || w->q->rank() != 2 || !x->q->shape_known || x->q->shape.rank() != 2)
-      return false;
+    if (!x || !w || w->q->rank() != 2 || !x->q->shape_known) return false;
+    if (x->q->shape.rank() != 2 && !(matmul && x->q->shape.rank() > 2)) return false;
     if (!matmul && (n->attrs.get_float("alpha", 1.f) != 1.f || n->attrs.get_int("transA", 0)))
       return false;
     const bool trans_b = !matmul && n->attrs.get_int("transB", 0) != 0;
@@ -271,6 +273,16 @@ class Folder {
       if (n->attrs.get_float("beta", 1.f) != 1.f) return false;
       if (!(bias = int32_bias(n->input(2), x->scale, w->scale, channels))) return false;
     }
+    // A MatMul's bias: the Add of a constant [M] that alone reads its output.
+    Node* bias_add = nullptr;
+    if (matmul)
+      if (Node* add = rewrite::sole_user(n->outputs[0]);
+          rewrite::is_op(add, "Add") && add->inputs.size() == 2) {
+        const Value* b = add->inputs[add->inputs[0] == n->outputs[0] ? 1 : 0];
+        const bool flat = b->shape_known && b->shape.rank() == 1 && b->shape[0] == channels;
+        if (flat && b->uses.size() == 1 && (bias = int32_bias(b, x->scale, w->scale, channels)))
+          bias_add = add;
+      }
     // W as [M, K] int8.
     Tensor wt = *w->q;
     if (!trans_b) {
@@ -280,7 +292,7 @@ class Folder {
         for (int64_t m = 0; m < M; ++m)
           wt.data<int8_t>()[m * K + k] = w->q->data<int8_t>()[k * M + m];
     }
-    return emit("QGemm", n, {}, *x, w->scale, wt, bias, channels);
+    return emit("QGemm", n, {}, *x, w->scale, wt, bias, channels, bias_add);
   }
 
   bool fold_add(Node* n) {
@@ -292,7 +304,7 @@ class Folder {
     std::vector<Node*> chain;
     Activation act;
     std::optional<Int8Out> out;
-    output_chain(n, chain, act, out);
+    output_chain({n}, chain, act, out);
     if (!out) return false;
     Attributes at;
     at.set("a_scale", a->scale);

@@ -60,11 +60,12 @@ OutputStage parse_output_stage(const Node& node, int64_t channels, bool has_resi
 
   st.int8_out = node.attrs.has("y_scale");
   const std::string act = node.attrs.get_string("activation", "");
-  const bool smooth =
-      act == "Sigmoid" || act == "Silu" || act == "HardSigmoid" || act == "HardSwish";
+  const bool smooth = act == "Sigmoid" || act == "Silu" || act == "HardSigmoid" ||
+                      act == "HardSwish" || act == "Gelu" || act == "GeluTanh";
   op_require(node, act.empty() || act == "Relu" || smooth,
-             "activation must be \"\", \"Relu\", \"Sigmoid\", \"Silu\", \"HardSigmoid\" or "
-             "\"HardSwish\", got \"" + act + "\"");
+             "activation must be \"\", \"Relu\", \"Sigmoid\", \"Silu\", \"HardSigmoid\", "
+             "\"HardSwish\", \"Gelu\" or \"GeluTanh\", got \"" +
+                 act + "\"");
   if (!st.int8_out || smooth) {
     op_require(node, !has_residual, "a fused residual needs an int8 output without activation");
     st.relu = act == "Relu";

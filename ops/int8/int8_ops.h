@@ -34,7 +34,7 @@ struct OutputStage {
   std::vector<Multiplier> mult;
   int32_t zero_point = 0, qmin = kQMin, qmax = kQMax;
   // float output: y = float(acc) * out_scale[c], then max(y, 0) when relu; smooth: the node's
-  // smooth activation (Sigmoid, Silu, HardSigmoid, HardSwish) applied to y afterwards, as
+  // smooth activation (Sigmoid, Silu, HardSigmoid, HardSwish, Gelu) applied to y afterwards, as
   // FusedConv's (apply_fused_activation: int8 graphs of EfficientNet's convs + SiLU).
   std::vector<float> out_scale;
   bool relu = false, smooth = false;

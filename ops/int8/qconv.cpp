@@ -109,12 +109,13 @@ std::vector<Tensor> qconv_reference(const Node& node, const std::vector<Tensor>&
 void infer_qgemm(InferContext& ctx) {
   require_dtype(ctx, 0, {DType::i8});
   require_dtype(ctx, 1, {DType::i8});
-  require_rank(ctx, 0, 2, "A");
   require_rank(ctx, 1, 2, "W");
   const Shape& a = ctx.input_shape(0);
   const Shape& w = ctx.input_shape(1);
-  ctx.require(dims_compatible(a[1], w[1]), "A is " + a.to_string() + " and W is " + w.to_string() +
-                                               ": W must be [M, K] with K = A's columns");
+  ctx.require(a.rank() >= 2, "A must have rank >= 2 (rows of K), got " + a.to_string());
+  const size_t k = a.rank() - 1;
+  ctx.require(dims_compatible(a[k], w[1]), "A is " + a.to_string() + " and W is " + w.to_string() +
+                                               ": W must be [M, K] with K = A's last dim");
   if (ctx.has_input(2)) {
     require_dtype(ctx, 2, {DType::i32});
     const Shape& b = ctx.input_shape(2);
@@ -122,8 +123,9 @@ void infer_qgemm(InferContext& ctx) {
                 "bias has shape " + b.to_string() + ", expected [" + std::to_string(w[0]) + "]");
   }
   int8::OutputStage st = int8::parse_output_stage(ctx.node(), w[0], false);
-  Shape y{a[0], w[0]};
-  copy_dim(y, 0, a, 0);
+  Shape y = a;  // A's dims (and their symbols) but the last, which is M
+  y[k] = w[0];
+  if (k < y.symbols.size()) y.symbols[k].clear();
   ctx.set_output(0, st.int8_out ? DType::i8 : DType::f32, y);
 }
 
@@ -131,11 +133,13 @@ std::vector<Tensor> qgemm_reference(const Node& node, const std::vector<Tensor>&
   const Tensor& a = in[0];
   const Tensor& w = in[1];
   const Tensor& b = in[2];
-  const int64_t N = a.dim(0), K = a.dim(1), M = w.dim(0);
+  const int64_t K = a.shape().dims().back(), N = a.numel() / K, M = w.dim(0);
   const int8::OutputStage st = int8::parse_output_stage(node, M, false);
   const int32_t za = int8::x_zero_point(node);
   const bool float_stage = !st.int8_out || st.quantize_float;
-  Tensor y(float_stage ? DType::f32 : DType::i8, Shape{N, M});
+  Shape ys = a.shape();
+  ys.dims().back() = M;
+  Tensor y(float_stage ? DType::f32 : DType::i8, ys);
   const int8_t* ap = a.data<int8_t>();
   const int8_t* wp = w.data<int8_t>();
   for (int64_t n = 0; n < N; ++n)
@@ -171,7 +175,9 @@ void register_qconv_ops(OpRegistry& r) {
   OpSchema g;
   g.domain = kMinferDomain;
   g.name = "QGemm";
-  g.doc = "int8 A[N,K] x W[M,K]^T with int32 bias and requantization (or a float output)";
+  g.doc =
+      "int8 A[..., K] x W[M,K]^T (A's rows) with int32 bias and requantization (or a float "
+      "output)";
   g.min_inputs = 2;
   g.max_inputs = 3;
   g.attributes = kStageAttributes;

@@ -63,7 +63,8 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
       require_int8_equal(c, *dc, runs);
     }
   }
-  // QGemm: int8 and float outputs, odd sizes, batch > 1.
+  // QGemm: int8 and float outputs, odd sizes, batch > 1; the 8 rows of the last as [2, 4, K]
+  // (A's rows of any rank: a transformer's Linear layers).
   for (auto [n, k, m] : {std::tuple<int64_t, int64_t, int64_t>{1, 64, 10},
                          {7, 33, 17},
                          {13, 200, 40},
@@ -84,7 +85,8 @@ TEST_CASE("CUDA QConv and QGemm equal the reference bit for bit", "[cuda][int8]"
       NodeCase c{"QGemm",
                  kMinferDomain,
                  a,
-                 {random_i8(Shape{n, k}, rng), random_i8(Shape{m, k}, rng, -127, 127),
+                 {random_i8(n == 8 ? Shape{2, 4, k} : Shape{n, k}, rng),
+                  random_i8(Shape{m, k}, rng, -127, 127),
                   random_i32(Shape{m}, rng, -1000, 1000)},
                  {1, 2}};
       require_int8_equal(c, *dc, runs);

@@ -216,7 +216,7 @@ TEST_CASE("CPU QConv/QGemm float outputs with smooth activations match the refer
   for (cpu::Isa isa : cpu::supported_isas()) {
     cpu::set_isa_cap(isa);
     for (const QConvShape& cc : shapes)
-      for (const char* act : {"Sigmoid", "Silu", "HardSigmoid", "HardSwish"}) {
+      for (const char* act : {"Sigmoid", "Silu", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh"}) {
         INFO(cpu::isa_name(isa) << " " << cc << " " << act);
         Attributes a;
         std::vector<Tensor> in = make_qconv(cc, QConvVariant::FloatOut, rng, a);
@@ -230,11 +230,17 @@ TEST_CASE("CPU QConv/QGemm float outputs with smooth activations match the refer
           require_close(run_cpu("QConv", kMinferDomain, in, {false, true, true}, a, threads),
                         expect, 1e-5, 1e-6);
       }
-    // QGemm likewise.
-    Tensor x = random_i8(Shape{5, 70}, rng), w = random_i8(Shape{33, 70}, rng, -127, 127);
-    const Attributes a = qgemm_attrs("Silu");
-    require_close(run_cpu("QGemm", kMinferDomain, {x, w, Tensor()}, {false, true, false}, a, 1),
-                  run_ref("QGemm", kMinferDomain, {x, w, Tensor()}, a)[0], 1e-5, 1e-6);
+    // QGemm likewise, on rows of 2 and of 3 dims (a transformer's Linear layers: Gelu).
+    for (const Shape& xs : {Shape{5, 70}, Shape{2, 3, 70}})
+      for (const char* act : {"Silu", "Gelu"}) {
+        INFO(cpu::isa_name(isa) << " QGemm " << xs.to_string() << " " << act);
+        Tensor x = random_i8(xs, rng), w = random_i8(Shape{33, 70}, rng, -127, 127);
+        const Attributes a = qgemm_attrs(act);
+        const Tensor y = run_cpu("QGemm", kMinferDomain, {x, w, Tensor()}, {false, true, false},
+                                 a, 1);
+        CHECK(y.shape() == (xs.rank() == 2 ? Shape{5, 33} : Shape{2, 3, 33}));
+        require_close(y, run_ref("QGemm", kMinferDomain, {x, w, Tensor()}, a)[0], 1e-5, 1e-6);
+      }
   }
 }
 
@@ -243,9 +249,9 @@ TEST_CASE("QConv refuses an activation its output cannot take", "[int8]") {
   Attributes a;
   std::vector<Tensor> in = make_qconv({1, 4, 4, 8, 8, 1, 1, 1, 0, 1, 1}, QConvVariant::FloatOut,
                                       rng, a);
-  a.set("activation", std::string("Gelu"));  // not one of a float output's
+  a.set("activation", std::string("Tanh"));  // not one of a float output's
   CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
-                    Catch::Contains("activation must be") && Catch::Contains("Gelu"));
+                    Catch::Contains("activation must be") && Catch::Contains("Tanh"));
   // An int8 output takes a Relu as its clamp (y_min), not as an activation.
   a.set("activation", std::string("Relu"));
   a.set("y_scale", 0.5f);
@@ -255,9 +261,9 @@ TEST_CASE("QConv refuses an activation its output cannot take", "[int8]") {
   a.set("y_min", int64_t{0});
   CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
                     Catch::Contains("Silu") && Catch::Contains("y_min"));
-  a.set("activation", std::string("Gelu"));  // with an int8 output too
+  a.set("activation", std::string("Tanh"));  // with an int8 output too
   CHECK_THROWS_WITH(run_ref("QConv", kMinferDomain, in, a),
-                    Catch::Contains("activation must be") && Catch::Contains("Gelu"));
+                    Catch::Contains("activation must be") && Catch::Contains("Tanh"));
 }
 
 // An int8 output after a smooth activation (the float output's QuantizeLinear folded, as in
@@ -733,4 +739,16 @@ TEST_CASE("ISA levels can be capped and a level the CPU lacks is refused", "[int
     for (auto i : isas) s += std::string(s.empty() ? "" : ", ") + cpu::isa_name(i);
     return s;
   }());
+}
+
+TEST_CASE("QGemm takes A's rows of any rank from 2 and names a bad A or W", "[int8]") {
+  std::mt19937 rng(25);
+  const Attributes a = qgemm_attrs("");
+  const Tensor w = random_i8(Shape{6, 8}, rng, -127, 127);
+  const Tensor y = run_ref("QGemm", kMinferDomain, {random_i8(Shape{2, 3, 4, 8}, rng), w}, a)[0];
+  CHECK(y.shape() == Shape{2, 3, 4, 6});
+  CHECK_THROWS_WITH(run_ref("QGemm", kMinferDomain, {random_i8(Shape{8}, rng), w}, a),
+                    Catch::Contains("rank >= 2") && Catch::Contains("[8]"));
+  CHECK_THROWS_WITH(run_ref("QGemm", kMinferDomain, {random_i8(Shape{2, 3, 7}, rng), w}, a),
+                    Catch::Contains("[2,3,7]") && Catch::Contains("K = A's last dim"));
 }

@@ -526,3 +526,78 @@ TEST_CASE("a Concat before QuantizeLinear joins its inputs' int8 values, the sam
     if (n->op_type == "Concat") CHECK(n->outputs[0]->dtype == DType::i8);
   require_equal(folded.run(in).at("dq"), plain.run(in).at("dq"));
 }
+
+TEST_CASE("Linear layers on rows of any rank (MatMul + Add) quantize and fold into QGemm",
+          "[int8]") {
+  // A ViT's or ConvNeXt's MLP: x [1, 6, 5, 16] -> Linear(16 -> 24) -> Relu -> Linear(24 -> 8),
+  // each Linear exported as MatMul by a constant [K, M] and Add of a constant [M].
+  SmallModel m(21);
+  Value* x = m.b.input("x", DType::f32, Shape{1, 6, 5, 16});
+  auto linear = [&](const std::string& name, Value* in, int64_t k, int64_t out) {
+    Value* y = m.b.op("MatMul", name, {in, m.weight(name + ".w", Shape{k, out})});
+    return m.b.add(name + "_bias", y, m.weight(name + ".b", Shape{out}));
+  };
+  m.b.output(linear("fc2", m.b.relu("act", linear("fc1", x, 16, 24)), 24, 8));
+  std::mt19937 rng(22);
+  std::vector<Tensor> calib;
+  for (int i = 0; i < 4; ++i) calib.push_back(random_tensor(Shape{1, 6, 5, 16}, rng, -2.f, 2.f));
+  Calibrator cal(m.g, quiet());
+  cal.add_all(calib);
+  Graph qdq = clone_graph(m.g);
+  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+  // The weights per output channel, the bias as int32 at the product's scale (as a Gemm's).
+  for (const char* add : {"fc1_bias", "fc2_bias"}) {
+    const Node* dq = qdq.find_node(add)->inputs[1]->producer;
+    REQUIRE(dq != nullptr);
+    CHECK(dq->op_type == "DequantizeLinear");
+    CHECK(dq->inputs[0]->dtype == DType::i32);
+  }
+  verify(qdq);
+
+  SessionOptions l1;
+  l1.optimization_level = 1;
+  Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq)), ref(clone_graph(m.g));
+  auto folded = op_histogram(int8.graph());
+  CHECK(folded["QGemm"] == 2);
+  CHECK(folded["MatMul"] + folded["FusedMatMul"] + folded["Add"] + folded["Relu"] == 0);
+  CHECK(folded["Reshape"] == 0);  // QGemm takes A's rows of any rank
+  for (const Node* n : int8.graph().nodes())
+    if (n->op_type == "QGemm") CHECK(n->input(2) != nullptr);  // the folded bias
+  for (const Tensor& t : {calib[0], random_tensor(Shape{1, 6, 5, 16}, rng, -2.f, 2.f)}) {
+    const Tensor yq = int8.run_one(t);
+    CHECK(yq.shape() == Shape{1, 6, 5, 8});
+    CHECK(relative_error(yq, sim.run_one(t)) < 0.02);
+    CHECK(relative_error(yq, ref.run_one(t)) < 0.1);
+  }
+}
+
+TEST_CASE("a Linear layer's Gelu runs in QGemm's epilogue on the CPU, its int8 output folded in",
+          "[int8]") {
+  // A transformer's MLP: Linear(8 -> 16) -> Gelu -> Linear(16 -> 4), on x [2, 3, 8].
+  SmallModel m(23);
+  Value* x = m.b.input("x", DType::f32, Shape{2, 3, 8});
+  auto linear = [&](const std::string& name, Value* in, int64_t k, int64_t out) {
+    Value* y = m.b.op("MatMul", name, {in, m.weight(name + ".w", Shape{k, out})});
+    return m.b.add(name + "_bias", m.weight(name + ".b", Shape{out}), y);  // (bias first)
+  };
+  m.b.output(linear("fc2", m.b.op("Gelu", "gelu", {linear("fc1", x, 8, 16)}), 16, 4));
+  std::mt19937 rng(24);
+  std::vector<Tensor> calib;
+  for (int i = 0; i < 4; ++i) calib.push_back(random_tensor(Shape{2, 3, 8}, rng, -2.f, 2.f));
+  Calibrator cal(m.g, quiet());
+  cal.add_all(calib);
+  Graph qdq = clone_graph(m.g);
+  quantize_graph(qdq, cal.table(CalibrationMethod::minmax));
+
+  SessionOptions l1;
+  l1.optimization_level = 1;
+  Session sim(clone_graph(qdq), l1), int8(clone_graph(qdq));
+  auto folded = op_histogram(int8.graph());
+  CHECK(folded["QGemm"] == 2);
+  CHECK(folded["Gelu"] + folded["QuantizeLinear"] == 1);  // the input's Q only
+  const Node* fc1 = int8.graph().find_node("fc1");
+  REQUIRE(fc1 != nullptr);
+  CHECK(fc1->attrs.get_string("activation", "") == "Gelu");
+  CHECK(fc1->outputs[0]->dtype == DType::i8);
+  for (const Tensor& t : calib) CHECK(relative_error(int8.run_one(t), sim.run_one(t)) < 0.02);
+}

@@ -52,8 +52,10 @@ void share_of_next(const q8::PackedWeights& pw, int64_t next, int64_t end, int64
   rows.prefetch_lines = l1 - l0;
 }
 
+// rank 0: any rank of at least 2 (QGemm's A: rows of K).
 bool static_i8(const TensorInfo& t, size_t rank) {
-  return t.present && t.dtype == DType::i8 && t.shape.is_static() && t.shape.rank() == rank;
+  const size_t r = t.shape.rank();
+  return t.present && t.dtype == DType::i8 && t.shape.is_static() && (rank ? r == rank : r >= 2);
 }
 
 }  // namespace
@@ -62,8 +64,8 @@ bool QConvKernel::supports(const PrepareContext& ctx) {
   if (!has_any_isa()) return false;
   const bool gemm = ctx.node.op_type == "QGemm";
   const size_t rank = gemm ? 2 : 4;
-  if (ctx.inputs.size() < 2 || !static_i8(ctx.inputs[0], rank) || !static_i8(ctx.inputs[1], rank) ||
-      !ctx.inputs[1].constant)
+  if (ctx.inputs.size() < 2 || !static_i8(ctx.inputs[0], gemm ? 0 : 4) ||
+      !static_i8(ctx.inputs[1], rank) || !ctx.inputs[1].constant)
     return false;
   if (!gemm && ctx.node.attrs.get_string("layout", "NCHW") != "NHWC") return false;
   if (ctx.inputs.size() > 2 && ctx.inputs[2].present &&
@@ -80,9 +82,9 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   const bool gemm = node.op_type == "QGemm";
   const Shape& xs = ctx.inputs[0].shape;
   const Tensor& w = *ctx.inputs[1].constant;
-  if (gemm) {
-    d_.n = xs[0];
-    d_.c = xs[1];
+  if (gemm) {  // A's rows (all dims but the last) as the pixels of a 1x1 conv
+    d_.c = xs.dims().back();
+    d_.n = xs.numel() / std::max<int64_t>(d_.c, 1);
     d_.m = w.dim(0);
     d_.cg = d_.c;
     d_.mg = d_.m;
