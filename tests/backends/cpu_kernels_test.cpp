@@ -1091,6 +1091,43 @@ TEST_CASE("cpu Slice matches the reference: axes, negative and clamped bounds, s
   check_op({"Slice", legacy, {in({4, 3, 5})}, 1}, "cpu-slice", rng);
 }
 
+TEST_CASE("cpu Gather matches the reference: axes, index shapes and signs, dtypes", "[cpu]") {
+  std::mt19937 rng(72);
+  Rand r{rng};
+  for (int i = 0; i < 40; ++i) {
+    const size_t rank = size_t(r(1, 4));
+    const Shape s = random_shape(r, rank, 6);
+    const int64_t axis = r(-int64_t(rank), int64_t(rank) - 1);
+    const int64_t n = s[size_t(axis < 0 ? axis + int64_t(rank) : axis)];
+    Shape is = random_shape(r, size_t(r(0, 2)), 4);  // a scalar index, or 1-2 dims of them
+    std::vector<int64_t> idx(size_t(is.numel()));
+    for (int64_t& v : idx) v = r(-n, n - 1);
+    Tensor t = i % 2 ? Tensor::from_vector<int64_t>(idx, is)
+                     : Tensor::from_vector<int32_t>({idx.begin(), idx.end()}, is);
+    Attributes a;
+    a.set("axis", axis);
+    check_op({"Gather", a, {in(s), fixed(t, i % 3 != 0)}, int(r(1, 3))}, "cpu-gather", rng,
+             i % 4 == 0 ? DType::i8 : DType::f32);
+  }
+  // ViT's q, k and v from the attention's [3, 197, 1, 768] projection.
+  for (int64_t part = 0; part < 3; ++part)
+    check_op({"Gather", {}, {in({3, 197, 1, 768}), fixed(Tensor::scalar<int64_t>(part))}, 2},
+             "cpu-gather", rng);
+  // An index out of range (a run-time input) is an error naming it and the axis, not a read
+  // past the data.
+  Graph g;
+  Node* n = g.add_node("Gather", "take",
+                       {g.add_input("x", DType::f32, Shape{4, 3}),
+                        g.add_input("i", DType::i64, Shape{2})},
+                       1);
+  g.add_output(n->outputs[0]);
+  Session session(std::move(g));
+  const NamedTensors bad{{"x", test::random_tensor({4, 3}, rng)},
+                         {"i", Tensor::from_vector<int64_t>({1, 4}, {2})}};
+  CHECK_THROWS_WITH(session.run(bad), Catch::Contains("take") && Catch::Contains("index 4") &&
+                                          Catch::Contains("axis 0 of size 4"));
+}
+
 TEST_CASE("cpu Pad matches the reference: every mode, crops, axes, dtypes, the attribute form",
           "[cpu]") {
   std::mt19937 rng(73);
