@@ -24,6 +24,7 @@
 #include "backends/cuda/lt_int8_gemm.h"
 #include "ops/conv_geometry.h"
 #include "ops/int8/int8_ops.h"
+#include "ops/op_util.h"
 #include "runtime/memory_planner.h"
 
 namespace minfer::cuda {
@@ -124,7 +125,7 @@ void QConvCuda::read_dims(const PrepareContext& ctx) {
     const int64_t k = xs.dims().back();
     if (ws[1] != k)
       ctx.fail("weight has " + std::to_string(ws[1]) + " columns, A has " + std::to_string(k));
-    conv_.n = int(xs.numel() / std::max<int64_t>(k, 1));
+    conv_.n = int(dims_product(xs, 0, xs.rank() - 1));
     conv_.c = conv_.cg = int(k);
     m_ = mg_ = int(ws[0]);
     return;

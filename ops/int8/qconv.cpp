@@ -133,7 +133,8 @@ std::vector<Tensor> qgemm_reference(const Node& node, const std::vector<Tensor>&
   const Tensor& a = in[0];
   const Tensor& w = in[1];
   const Tensor& b = in[2];
-  const int64_t K = a.shape().dims().back(), N = a.numel() / K, M = w.dim(0);
+  const int64_t K = a.shape().dims().back(), M = w.dim(0);
+  const int64_t N = dims_product(a.shape(), 0, a.rank() - 1);  // A's rows
   const int8::OutputStage st = int8::parse_output_stage(node, M, false);
   const int32_t za = int8::x_zero_point(node);
   const bool float_stage = !st.int8_out || st.quantize_float;

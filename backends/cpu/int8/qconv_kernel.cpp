@@ -1,14 +1,14 @@
-#include "backends/cpu/int8/qconv_kernel.h"
-
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
 
 #include "backends/cpu/env_switch.h"
+#include "backends/cpu/int8/qconv_kernel.h"
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
 #include "ops/int8/int8_ops.h"
+#include "ops/op_util.h"
 
 namespace minfer::cpu {
 
@@ -84,7 +84,7 @@ void QConvKernel::prepare(PrepareContext& ctx) {
   const Tensor& w = *ctx.inputs[1].constant;
   if (gemm) {  // A's rows (all dims but the last) as the pixels of a 1x1 conv
     d_.c = xs.dims().back();
-    d_.n = xs.numel() / std::max<int64_t>(d_.c, 1);
+    d_.n = dims_product(xs, 0, xs.rank() - 1);
     d_.m = w.dim(0);
     d_.cg = d_.c;
     d_.mg = d_.m;
