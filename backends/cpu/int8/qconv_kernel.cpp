@@ -1,10 +1,11 @@
+#include "backends/cpu/int8/qconv_kernel.h"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <string>
 
 #include "backends/cpu/env_switch.h"
-#include "backends/cpu/int8/qconv_kernel.h"
 #include "backends/cpu/parallel.h"
 #include "ops/conv_geometry.h"
 #include "ops/int8/int8_ops.h"
