@@ -18,12 +18,12 @@ class GatherKernel final : public Kernel {
  public:
   void prepare(PrepareContext& ctx) override {
     const Shape& data = ctx.inputs[0].shape;
-    axis_ = size_t(normalize_axis(ctx.node, ctx.node.attrs.get_int("axis", 0),
-                                  int64_t(data.rank()), "axis"));
+    axis_ = size_t(
+        normalize_axis(ctx.node, ctx.node.attrs.get_int("axis", 0), int64_t(data.rank()), "axis"));
     size_ = data[axis_];
     outer_ = dims_product(data, 0, axis_);
-    block_bytes_ = size_t(dims_product(data, axis_ + 1, data.rank())) *
-                   dtype_size(ctx.inputs[0].dtype);
+    block_bytes_ =
+        size_t(dims_product(data, axis_ + 1, data.rank())) * dtype_size(ctx.inputs[0].dtype);
     node_ = ctx.node.describe();
   }
 
@@ -35,9 +35,8 @@ class GatherKernel final : public Kernel {
     for (int64_t v : indices)  // all checked before any copy
       if (v < -size_ || v >= size_)
         throw Error(ErrorCode::InvalidArgument,
-                    node_ + ": index " + std::to_string(v) +
-                        " is out of range for axis " + std::to_string(axis_) + " of size " +
-                        std::to_string(size_));
+                    node_ + ": index " + std::to_string(v) + " is out of range for axis " +
+                        std::to_string(axis_) + " of size " + std::to_string(size_));
     const int64_t count = int64_t(indices.size()), blocks = outer_ * count;
     if (blocks == 0 || block_bytes_ == 0) return;
     const char* x = static_cast<const char*>(ctx.inputs[0]->raw());
@@ -67,8 +66,9 @@ bool supports_gather(const PrepareContext& ctx) {
 }  // namespace
 
 void register_gather_kernel(OpRegistry& r) {
-  r.register_kernel({"", "Gather", Device::Type::CPU, {}, "cpu-gather", supports_gather,
-                     [] { return std::make_unique<GatherKernel>(); }});
+  r.register_kernel({"", "Gather", Device::Type::CPU, {}, "cpu-gather", supports_gather, [] {
+                       return std::make_unique<GatherKernel>();
+                     }});
 }
 
 }  // namespace minfer::cpu

@@ -11,6 +11,7 @@ void register_pool_kernels(OpRegistry& registry);         // MaxPool, AveragePoo
 void register_norm_kernels(OpRegistry& registry);         // BatchNormalization, Softmax
 void register_layout_kernels(OpRegistry& registry);       // Transpose, Concat, reshape-like copies
 void register_gather_kernel(OpRegistry& registry);        // Gather
+void register_where_kernel(OpRegistry& registry);         // Where
 void register_resize_kernels(OpRegistry& registry);       // Resize
 void register_transformer_kernels(OpRegistry& registry);  // LayerNormalization, Gelu, Erf
 

@@ -25,6 +25,7 @@ void register_cpu_kernels(OpRegistry& registry) {
   cpu::register_norm_kernels(registry);
   cpu::register_layout_kernels(registry);
   cpu::register_gather_kernel(registry);
+  cpu::register_where_kernel(registry);
   cpu::register_resize_kernels(registry);
   cpu::register_transformer_kernels(registry);
 }

@@ -1128,6 +1128,25 @@ TEST_CASE("cpu Gather matches the reference: axes, index shapes and signs, dtype
                                           Catch::Contains("axis 0 of size 4"));
 }
 
+TEST_CASE("cpu Where matches the reference: broadcasts of all three operands, dtypes", "[cpu]") {
+  std::mt19937 rng(73);
+  Rand r{rng};
+  auto condition = [&](const Shape& s) {
+    Tensor t(DType::boolean, s);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<bool>()[i] = r.chance(0.5);
+    return fixed(t, r.chance(0.5));
+  };
+  for (int i = 0; i < 40; ++i) {
+    const Shape out = random_shape(r, size_t(r(1, 4)), 6);
+    const Shape c = broadcast_operand(r, out), x = broadcast_operand(r, out);
+    const Shape y = broadcast_operand(r, out);
+    check_op({"Where", {}, {condition(c), in(x), in(y)}, int(r(1, 3))}, "cpu-where", rng,
+             i % 3 == 0 ? DType::i64 : DType::f32);
+  }
+  // Swin's attention mask: [64, 49, 49] against scalars.
+  check_op({"Where", {}, {condition({64, 49, 49}), in({}), in({})}, 2}, "cpu-where", rng);
+}
+
 TEST_CASE("cpu Pad matches the reference: every mode, crops, axes, dtypes, the attribute form",
           "[cpu]") {
   std::mt19937 rng(73);
