@@ -1,5 +1,7 @@
 #include "ops/broadcast.h"
 
+#include <algorithm>
+
 #include "ops/op_util.h"
 
 namespace minfer {
@@ -50,6 +52,32 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
   size_t off = out.rank() - in.rank();
   for (size_t d = 0; d < in.rank(); ++d) st[d + off] = in[d] == 1 ? 0 : in_st[d];
   return st;
+}
+
+CollapsedBroadcast collapse_broadcast(const std::vector<Shape>& operands, const Shape& out) {
+  std::vector<std::vector<int64_t>> in;
+  for (const Shape& s : operands) in.push_back(broadcast_strides(s, out));
+  CollapsedBroadcast c;
+  c.strides.resize(operands.size());
+  for (size_t d = out.rank(); d-- > 0;) {  // from the innermost dim outwards
+    if (out[d] == 1) continue;
+    bool merges = !c.dims.empty();
+    for (size_t k = 0; k < in.size() && merges; ++k)
+      merges = in[k][d] == c.strides[k].back() * c.dims.back();
+    if (merges) {
+      c.dims.back() *= out[d];
+      continue;
+    }
+    c.dims.push_back(out[d]);
+    for (size_t k = 0; k < in.size(); ++k) c.strides[k].push_back(in[k][d]);
+  }
+  if (c.dims.empty()) {  // a single element
+    c.dims = {1};
+    for (auto& s : c.strides) s = {0};
+  }
+  std::reverse(c.dims.begin(), c.dims.end());
+  for (auto& s : c.strides) std::reverse(s.begin(), s.end());
+  return c;
 }
 
 }  // namespace minfer

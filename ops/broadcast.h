@@ -18,6 +18,16 @@ Shape broadcast_shapes(const Node& node, const std::vector<Shape>& shapes);
 // 0 where `in` is stretched (or missing on the left). Both shapes must be static.
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 
+// The broadcast of `operands` (static shapes) to `out`, with adjacent dims merged where every
+// operand steps through them the same way and dims of 1 dropped: same-shape, scalar and
+// per-channel operands become one inner run, each operand advancing (stride 1) or fixed (0).
+// dims: the merged output dims (at least one); strides[k]: operand k's element strides on them.
+struct CollapsedBroadcast {
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> strides;
+};
+CollapsedBroadcast collapse_broadcast(const std::vector<Shape>& operands, const Shape& out);
+
 // Walks every element of a static `out` shape in row-major order, tracking the offset of the
 // corresponding element in each operand: calls f(out_index, offsets) with offsets[k] for
 // operand k. `strides[k]` comes from broadcast_strides(operand_k, out).

@@ -123,32 +123,11 @@ template <BinaryOp kOp>
 class BinaryKernel final : public Kernel {
  public:
   void prepare(PrepareContext& ctx) override {
-    const Shape& out = ctx.outputs[0].shape;
-    std::vector<int64_t> sa = broadcast_strides(ctx.inputs[0].shape, out);
-    std::vector<int64_t> sb = broadcast_strides(ctx.inputs[1].shape, out);
-    // Collapse from the innermost dim outwards; dims of size 1 vanish.
-    dims_.clear();
-    sa_.clear();
-    sb_.clear();
-    for (size_t d = out.rank(); d-- > 0;) {
-      if (out[d] == 1) continue;
-      if (!dims_.empty() && sa[d] == sa_.back() * dims_.back() &&
-          sb[d] == sb_.back() * dims_.back()) {
-        dims_.back() *= out[d];
-        continue;
-      }
-      dims_.push_back(out[d]);
-      sa_.push_back(sa[d]);
-      sb_.push_back(sb[d]);
-    }
-    if (dims_.empty()) {  // a single element
-      dims_ = {1};
-      sa_ = {0};
-      sb_ = {0};
-    }
-    std::reverse(dims_.begin(), dims_.end());
-    std::reverse(sa_.begin(), sa_.end());
-    std::reverse(sb_.begin(), sb_.end());
+    CollapsedBroadcast c =
+        collapse_broadcast({ctx.inputs[0].shape, ctx.inputs[1].shape}, ctx.outputs[0].shape);
+    dims_ = std::move(c.dims);
+    sa_ = std::move(c.strides[0]);
+    sb_ = std::move(c.strides[1]);
   }
 
   void run(RunContext& ctx) const override {

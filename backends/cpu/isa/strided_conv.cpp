@@ -111,12 +111,36 @@ static inline VF32 splat_run(const float* p) {
   }
 }
 
+// The tile's steps over (channel, ky, kx): step(row, bp) with the step's input row (its
+// window corner for position 0) and its weights (kNr floats), `stride` floats from one kx to
+// the next; kPrefetch: one of the lines that pf to pf_end hold asked for per step (its own
+// instance: the check costs on short products).
+template <bool kPrefetch, typename Step>
+__attribute__((always_inline)) inline void for_each_step(const f32::StridedRows& a, const float* x,
+                                                         int stride, const char*& pf,
+                                                         const char* pf_end, Step&& step) {
+  const float* bp = a.b;
+  for (int64_t c = 0; c < a.channels; ++c, x += a.plane)
+    for (int ky = 0; ky < a.kh; ++ky) {
+      const float* row = x + ky * a.row;
+      for (int kx = 0; kx < a.kw; ++kx, row += stride, bp += kNr) {
+        // Hides that step kx + SW broadcasts what step kx did a position on: GCC kept those
+        // values in registers across steps, and the sums spilled to the stack.
+        asm("" : "+r"(row));
+        if (kPrefetch && pf < pf_end) {
+          __builtin_prefetch(pf, 0, 2);  // into L2
+          pf += 64;
+        }
+        step(row, bp);
+      }
+    }
+}
+
 // Positions [q0, q0 + R), V vectors of channels, the first S of them in the output row whose
 // window corner for position 0 is x and the others (S < R) at the start of the next row:
 // position r >= S reads delta floats further on than it would in x's row. SW: the column
-// stride (1 or 2); I: the groups side by side (StridedRows::interleave). kPrefetch: one of the
-// lines that pf to pf_end hold asked for per step (its own instance: the check costs on short
-// products).
+// stride (1 or 2); I: the groups side by side (StridedRows::interleave); kPrefetch as in
+// for_each_step.
 template <int R, int S, int V, int SW, int I, bool kPrefetch>
 void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, const char*& pf,
           const char* pf_end) {
@@ -125,29 +149,17 @@ void tile(const f32::StridedRows& a, int64_t q0, const float* x, int64_t delta, 
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < V; ++v) acc[r][v] = zero_f32();
-  const float* bp = a.b;
-  for (int64_t c = 0; c < a.channels; ++c, x += a.plane)
-    for (int ky = 0; ky < a.kh; ++ky) {
-      const float* row = x + ky * a.row;
-      for (int kx = 0; kx < a.kw; ++kx, row += I, bp += kNr) {
-        // Hides that step kx + SW broadcasts what step kx did a position on: GCC kept those
-        // values in registers across steps, and the sums spilled to the stack.
-        asm("" : "+r"(row));
-        if (kPrefetch && pf < pf_end) {
-          __builtin_prefetch(pf, 0, 2);  // into L2
-          pf += 64;
-        }
-        VF32 b[V];
+  for_each_step<kPrefetch>(a, x, I, pf, pf_end, [&](const float* row, const float* bp) {
+    VF32 b[V];
 #pragma GCC unroll 2
-        for (int v = 0; v < V; ++v) b[v] = load_f32(bp + v * kLanes);
+    for (int v = 0; v < V; ++v) b[v] = load_f32(bp + v * kLanes);
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-          const VF32 in = splat_run<I>(r < S ? row + SW * I * r : row + delta + SW * I * r);
+    for (int r = 0; r < R; ++r) {
+      const VF32 in = splat_run<I>(r < S ? row + SW * I * r : row + delta + SW * I * r);
 #pragma GCC unroll 2
-          for (int v = 0; v < V; ++v) acc[r][v] = fmadd_f32(in, b[v], acc[r][v]);
-        }
-      }
+      for (int v = 0; v < V; ++v) acc[r][v] = fmadd_f32(in, b[v], acc[r][v]);
     }
+  });
   alignas(64) float t[kGroupRows][kNr];
 #pragma GCC unroll 16
   for (int r = 0; r < (R + 7) / 8 * 8; ++r)
@@ -177,28 +189,18 @@ void tile_halves(const f32::StridedRows& a, int64_t q0, const float* x, int64_t 
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 3
     for (int v = 0; v < N; ++v) acc[r][v] = _mm256_setzero_ps();
-  const float* bp = a.b;
-  for (int64_t c = 0; c < a.channels; ++c, x += a.plane)
-    for (int ky = 0; ky < a.kh; ++ky) {
-      const float* row = x + ky * a.row;
-      for (int kx = 0; kx < a.kw; ++kx, row += kStep, bp += kNr) {
-        asm("" : "+r"(row));  // as in tile()
-        if (kPrefetch && pf < pf_end) {
-          __builtin_prefetch(pf, 0, 2);
-          pf += 64;
-        }
-        __m256 b[N];
+  for_each_step<kPrefetch>(a, x, kStep, pf, pf_end, [&](const float* row, const float* bp) {
+    __m256 b[N];
 #pragma GCC unroll 3
-        for (int v = 0; v < N; ++v) b[v] = _mm256_load_ps(bp + v * kHalfLanes);
+    for (int v = 0; v < N; ++v) b[v] = _mm256_load_ps(bp + v * kHalfLanes);
 #pragma GCC unroll 16
-        for (int r = 0; r < R; ++r) {
-          const float* in = r < S ? row + SW * kStep * r : row + delta + SW * kStep * r;
+    for (int r = 0; r < R; ++r) {
+      const float* in = r < S ? row + SW * kStep * r : row + delta + SW * kStep * r;
 #pragma GCC unroll 3
-          for (int v = 0; v < N; ++v)
-            acc[r][v] = _mm256_fmadd_ps(_mm256_set1_ps(in[kPairs ? v : 0]), b[v], acc[r][v]);
-        }
-      }
+      for (int v = 0; v < N; ++v)
+        acc[r][v] = _mm256_fmadd_ps(_mm256_set1_ps(in[kPairs ? v : 0]), b[v], acc[r][v]);
     }
+  });
   alignas(64) float t[kGroupRows][kNr];  // (store_tile reads the first N * 8 lanes)
 #pragma GCC unroll 16
   for (int r = 0; r < (R + 7) / 8 * 8; ++r)
